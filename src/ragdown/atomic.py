@@ -1,0 +1,120 @@
+"""Atomic file writes: a temp file beside the target, fsync, then rename (or link, never overwriting).
+
+Writes to one path are serialised within the process, and a `base_hash` is checked under that lock, so two
+concurrent agents editing one document cannot lose each other's change: the second is refused as changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import threading
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragdown.errors import Refusal, conflict
+
+_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+_locks_guard = threading.Lock()
+
+SHORT_HASH = 12
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return sha256_hex(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def hash_matches(base_hash: str, current: str) -> bool:
+    """A `base_hash` matches when it has at least 12 hex characters and is a prefix of the current hash."""
+    given = base_hash.strip().lower()
+    return len(given) >= SHORT_HASH and current.startswith(given)
+
+
+@contextlib.contextmanager
+def path_lock(path: Path) -> Iterator[None]:
+    """Serialise read-check-write cycles on one file within this process."""
+    key = str(path)
+    with _locks_guard:
+        lock = _locks[key]
+    with lock:
+        yield
+
+
+def _temp_beside(path: Path, data: bytes) -> Path:
+    tmp = path.parent / f".{path.name}.ragdown-{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return tmp
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _keep_mode(tmp: Path, target: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.chmod(tmp, target.stat().st_mode & 0o7777)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create `path` with `data`; refuse (409) if anything is already there. Never half-written."""
+    tmp = _temp_beside(path, data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise conflict(f"{path.name} already exists") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    _fsync_dir(path.parent)
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` atomically (readers see the old or the new file, never a mix)."""
+    tmp = _temp_beside(path, data)
+    try:
+        _keep_mode(tmp, path)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def check_base(path: Path, base_hash: str | None, current: str | None, display: str) -> None:
+    """Refuse (409 `changed`) when the file changed or went away since `base_hash` was read."""
+    if base_hash is None:
+        return
+    if current is None:
+        raise Refusal(409, f"{display} was deleted since it was opened (base_hash {base_hash})", "changed")
+    if not hash_matches(base_hash, current):
+        raise Refusal(
+            409,
+            f"{display} changed on disk since it was opened (base_hash {base_hash[:SHORT_HASH]}, now "
+            f"{current[:SHORT_HASH]}): read it again",
+            "changed",
+        )

@@ -1,0 +1,156 @@
+"""The `ragdown` command: `stdio`, `serve`, `index`, `search`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ragdown import __version__
+from ragdown.config import ConfigError, Settings
+from ragdown.engine import Engine
+from ragdown.index.store import FileFilter
+from ragdown.index.sync import SyncProgress
+from ragdown.logs import setup_logging
+from ragdown.search.format import cli_line, recall_json
+from ragdown.search.hybrid import SearchOptions
+from ragdown.search.scope import normalise_prefix, normalise_tag
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ragdown", description="Folders of Markdown as searchable knowledge for agents."
+    )
+    p.add_argument("--version", action="version", version=f"ragdown {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser(
+        "stdio", help="the MCP server an MCP client launches (serves RAGDOWN_DOCS_DIR as one folder)"
+    )
+
+    ix = sub.add_parser("index", help="index (or re-sync) a folder of Markdown")
+    ix.add_argument("dir", type=Path)
+    ix.add_argument("--full", action="store_true", help="drop every chunk and re-embed everything")
+    ix.add_argument("--json", action="store_true", help="print the sync report as JSON on the last line")
+
+    se = sub.add_parser("search", help="hybrid search over a folder (syncs it first)")
+    se.add_argument("dir", type=Path)
+    se.add_argument("query")
+    se.add_argument("--top-k", type=int, default=8)
+    se.add_argument("--path-prefix")
+    se.add_argument("--tag")
+    se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
+    return p
+
+
+def _engine(settings: Settings, directory: Path) -> Engine:
+    if not directory.is_dir():
+        raise ConfigError(f"not a directory: {directory}")
+    engine = Engine(settings.with_docs_dir(directory), "stdio", docs_dir=directory)
+    engine.start(background=False, initial_sync=False, watch=False)
+    if engine.error:
+        raise SystemExit(f"ragdown: {engine.error}")
+    return engine
+
+
+def _index(settings: Settings, args: argparse.Namespace) -> int:
+    engine = _engine(settings, args.dir)
+    try:
+        if engine.indexer is not None and sys.stderr.isatty():
+            report = _index_with_progress(engine, args.full)
+        else:
+            report = engine.sync(args.full)
+    finally:
+        engine.close()
+    if args.json:
+        print(json.dumps(report, separators=(",", ":")))
+    else:
+        print(
+            f"{report['added']} added, {report['updated']} updated, {report['removed']} removed, "
+            f"{report['unchanged']} unchanged; {report['chunks']} chunks in {report['ms']} ms"
+        )
+    return 0
+
+
+def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    assert engine.indexer is not None
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files · {task.fields[chunks]} chunks"),
+        TimeRemainingColumn(),
+        console=None,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None, chunks=0)
+
+        def show(p: SyncProgress) -> None:
+            bar.update(task, total=p.files_total or None, completed=p.files_done, chunks=p.chunks)
+
+        engine.indexer.add_progress_listener(show)
+        return engine.indexer.request_sync(full).result().as_dict()
+
+
+def _search(settings: Settings, args: argparse.Namespace) -> int:
+    engine = _engine(settings, args.dir)
+    try:
+        if engine.indexer is not None:
+            engine.sync()
+        flt = FileFilter(
+            prefixes=(normalise_prefix(args.path_prefix),) if args.path_prefix else (),
+            tag=normalise_tag(args.tag) if args.tag else None,
+        )
+        top_k = max(1, min(50, args.top_k))
+        hits = engine.search(
+            args.query,
+            flt,
+            SearchOptions(
+                top_k=top_k,
+                max_per_document=settings.max_per_document,
+                follow_links=settings.follow_links,
+            ),
+        )
+    finally:
+        engine.close()
+    if args.json:
+        print(recall_json(hits, settings.text_limit))
+    elif not hits:
+        print("No matching documents.")
+    else:
+        for hit in hits:
+            print(cli_line(hit))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        setup_logging(settings.log_level if args.command in {"stdio", "serve"} else "WARNING")
+        if args.command == "stdio":
+            import asyncio
+
+            from ragdown.mcpserver import run_stdio
+
+            asyncio.run(run_stdio(settings))
+            return 0
+        if args.command == "index":
+            return _index(settings, args)
+        if args.command == "search":
+            return _search(settings, args)
+    except ConfigError as err:
+        print(f"ragdown: {err}", file=sys.stderr)
+        return 2
+    except ValueError as err:
+        print(f"ragdown: {err}", file=sys.stderr)
+        return 2
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

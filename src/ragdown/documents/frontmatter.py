@@ -1,0 +1,158 @@
+"""YAML frontmatter: where it ends, and its data, read defensively.
+
+Frontmatter exists only when the first line is `---`; it closes at the next `---` or `...` line, and
+with no closing line there is none. Its YAML is data from a file, so it is size-capped, its expanded
+structure is bounded (an alias bomb is refused), and any failure leaves the document without
+frontmatter data plus a warning instead of an exception.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import yaml
+
+from ragdown.documents.text import normalize_text, split_lines
+
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_FRONTMATTER_NODES = 100_000
+
+_BaseLoader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """The safe loader, made lenient: timestamps stay text, an integer too long for Python stays
+    text, and an unknown tag is read as the plain value it tags, so one odd value cannot cost the
+    document all of its frontmatter."""
+
+
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+def _int_or_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+    try:
+        return loader.construct_yaml_int(node)  # type: ignore[arg-type]
+    except ValueError:
+        return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+def _untagged(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+_Loader.add_constructor("tag:yaml.org,2002:int", _int_or_text)
+_Loader.add_constructor(None, _untagged)
+
+
+class Frontmatter(NamedTuple):
+    """Frontmatter data, the 1-based line the body starts on, and warnings for the caller to log."""
+
+    data: dict[str, Any]
+    body_start_line: int
+    warnings: tuple[str, ...]
+
+
+def split_frontmatter(text: str) -> Frontmatter:
+    """Split the frontmatter off a document's text (any line endings, BOM allowed)."""
+    return frontmatter_of_lines(split_lines(normalize_text(text)))
+
+
+def frontmatter_end(lines: Sequence[str]) -> int:
+    """How many lines the frontmatter takes, closing line included; 0 when there is none."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            return index + 1
+    return 0
+
+
+def frontmatter_of_lines(lines: Sequence[str]) -> Frontmatter:
+    """`split_frontmatter` over a document already split into normalised lines."""
+    end = frontmatter_end(lines)
+    if end == 0:
+        return Frontmatter({}, 1, ())
+    data, warnings = load_yaml_mapping("\n".join(lines[1 : end - 1]))
+    return Frontmatter(data, end + 1, warnings)
+
+
+def load_yaml_mapping(source: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The YAML mapping in `source` with string keys only, or `{}` and a warning when it is unusable."""
+    if len(source) > MAX_FRONTMATTER_CHARS:
+        return {}, (f"frontmatter ignored: longer than {MAX_FRONTMATTER_CHARS} characters",)
+    if not source.strip():
+        return {}, ()
+    try:
+        loaded = yaml.load(source, Loader=_Loader)
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return {}, (f"frontmatter ignored: invalid YAML ({first_line})",)
+    if loaded is None:
+        return {}, ()
+    if not isinstance(loaded, dict):
+        return {}, (f"frontmatter ignored: a YAML {type(loaded).__name__}, not a mapping",)
+    if _expanded_size_exceeds(loaded, MAX_FRONTMATTER_NODES):
+        return {}, (f"frontmatter ignored: its YAML expands to more than {MAX_FRONTMATTER_NODES} values",)
+    return {key: value for key, value in loaded.items() if isinstance(key, str)}, ()
+
+
+def _expanded_size_exceeds(root: object, limit: int) -> bool:
+    """Whether walking `root` as a tree (shared and recursive references counted every time) visits
+    more than `limit` values. Stops as soon as it knows, so a billion laughs costs `limit` steps."""
+    stack: list[object] = [root]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple | set):
+            stack.extend(node)
+    return False
+
+
+def scalar_text(value: object) -> str | None:
+    """A YAML scalar as one line of text; None for a missing, empty or non-scalar value.
+
+    Block scalars (`>` and `|`) arrive with line breaks and are joined with single spaces. Dates,
+    numbers and booleans are written the way YAML spells them.
+    """
+    if value is None or isinstance(value, dict | list | tuple | set):
+        return None
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, datetime.date | datetime.datetime):
+        text = value.isoformat()
+    elif isinstance(value, bytes):
+        return None
+    elif isinstance(value, str | int | float):
+        text = str(value)
+    else:
+        return None
+    if "\n" in text or "\r" in text:
+        text = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    text = text.strip()
+    return text or None
+
+
+def string_items(value: object) -> list[str]:
+    """The scalar items of a YAML list as text (nested lists and mappings skipped); [] for a scalar."""
+    if not isinstance(value, list | tuple):
+        return []
+    items: list[str] = []
+    for item in value:
+        text = scalar_text(item)
+        if text is not None:
+            items.append(text)
+    return items

@@ -1,0 +1,60 @@
+"""One file's bytes or text to a `Document`, in one pass and without ever raising."""
+
+from __future__ import annotations
+
+from ragdown.documents.blocks import BlockScan, scan_blocks
+from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines
+from ragdown.documents.frontmatter import frontmatter_of_lines
+from ragdown.documents.links import links_in_lines
+from ragdown.documents.meta import meta_from_parts
+from ragdown.documents.model import Chunk, Document, DocumentMeta
+from ragdown.documents.text import normalize_text, split_lines, stem
+
+
+def decode_text(raw: bytes | str) -> tuple[str, tuple[str, ...]]:
+    """UTF-8 text of a file, with undecodable bytes replaced and a warning saying so."""
+    if isinstance(raw, str):
+        return raw, ()
+    try:
+        return raw.decode("utf-8"), ()
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), ("not valid UTF-8: undecodable bytes were replaced",)
+
+
+def parse_document(path: str, raw: bytes | str, *, max_chunk_chars: int = MAX_CHUNK_CHARS) -> Document:
+    """Parse one Markdown file (folder-relative POSIX `path`) into its metadata, chunks and links."""
+    text, warnings = decode_text(raw)
+    try:
+        return _parse(path, text, max_chunk_chars, warnings)
+    except Exception as error:  # a last guard: one odd file must never stop a sync
+        return _fallback(
+            path, text, (*warnings, f"internal error while parsing: {type(error).__name__}: {error}")
+        )
+
+
+def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]) -> Document:
+    lines = split_lines(normalize_text(text))
+    front = frontmatter_of_lines(lines)
+    body_start = front.body_start_line - 1
+    scan = scan_blocks(lines, body_start)
+    meta = meta_from_parts(front.data, lines, body_start, scan, path)
+    chunks = chunk_lines(lines, body_start, scan, meta.title, max_chunk_chars)
+    links = links_in_lines(lines, scan)
+    return Document(
+        path=path,
+        meta=meta,
+        chunks=tuple(chunks),
+        links=tuple(links),
+        warnings=(*warnings, *front.warnings),
+    )
+
+
+def _fallback(path: str, text: str, warnings: tuple[str, ...]) -> Document:
+    """The whole text as one chunk, for a file the parser failed on."""
+    lines = split_lines(normalize_text(text))
+    title = stem(path)
+    try:
+        chunks = chunk_lines(lines, 0, BlockScan(), title, MAX_CHUNK_CHARS)
+    except Exception:
+        chunks = [Chunk(0, "", title, title, 1, 1)]
+    return Document(path=path, meta=DocumentMeta(title=title), chunks=tuple(chunks), warnings=warnings)

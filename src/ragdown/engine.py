@@ -1,0 +1,267 @@
+"""The running index of one docs dir: embedder, store, role, sync, watcher and search, wired together.
+
+`Engine.start()` returns at once; the model loads and the store opens in the background so an MCP
+handshake never waits for them. Whichever process binds the primary socket indexes and watches; the
+others are readers that search the same SQLite file, forward syncs, and try to take over every 30 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdown.config import Mode, Settings
+from ragdown.documents import CHUNKER_VERSION
+from ragdown.index.embedders import load_embedder
+from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.primary import PrimaryLock, forward_sync
+from ragdown.index.store import FileFilter, IndexMeta, Store, StoreError
+from ragdown.index.sync import Indexer, ProgressFn, SyncReport
+from ragdown.index.watcher import Watcher
+from ragdown.search.hybrid import Hit, Searcher, SearchOptions
+
+log = logging.getLogger(__name__)
+
+TAKEOVER_INTERVAL_S = 30.0
+# Tool calls give the first sync this long to finish before answering from what is indexed so far.
+FIRST_SYNC_WAIT_S = 2.0
+
+
+class NotReady(RuntimeError):
+    """The engine could not start (no usable index); the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class EngineStatus:
+    role: str
+    ready: bool
+    syncing: bool | None
+    embedder: str
+    embedder_error: str | None
+    error: str | None
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        mode: Mode,
+        *,
+        docs_dir: Path | None = None,
+        embedder: Embedder | None = None,
+        takeover_interval_s: float = TAKEOVER_INTERVAL_S,
+    ) -> None:
+        self.settings = settings
+        self.mode = mode
+        self.root = (docs_dir or settings.require_docs_dir()).resolve()
+        self.folders = mode == "serve"
+        self.data_dir = settings.data_dir_override or settings.with_docs_dir(self.root).data_dir(mode)
+        self.embedder: Embedder | None = embedder
+        self.embedder_error: str | None = None
+        self.error: str | None = None
+        self.store: Store | None = None
+        self.indexer: Indexer | None = None
+        self.searcher: Searcher | None = None
+        self.watcher: Watcher | None = None
+        self.role = "starting"
+        self._preloaded = embedder is not None
+        self._lock = PrimaryLock(self.data_dir)
+        self._ready = threading.Event()
+        self._closed = threading.Event()
+        self._takeover_interval_s = takeover_interval_s
+        self._role_lock = threading.Lock()
+        self._progress_listeners: list[ProgressFn] = []
+        self._initial_sync: bool = True
+        self._watch: bool = settings.watch
+
+    # -- start-up ----------------------------------------------------------------------------------
+
+    def start(self, *, background: bool = True, initial_sync: bool = True, watch: bool | None = None) -> None:
+        """Load the model, open the store and take a role; in a thread unless `background` is False."""
+        self._initial_sync = initial_sync
+        if watch is not None:
+            self._watch = watch
+        if background:
+            threading.Thread(target=self._start, name="ragdown-start", daemon=True).start()
+        else:
+            self._start()
+
+    def add_progress_listener(self, fn: ProgressFn) -> None:
+        self._progress_listeners.append(fn)
+        if self.indexer is not None:
+            self.indexer.add_progress_listener(fn)
+
+    def _start(self) -> None:
+        try:
+            if not self._preloaded:
+                self._load_embedder()
+            self._take_role()
+        except Exception as err:
+            self.error = str(err)
+            log.error("%s", err)
+        finally:
+            self._ready.set()
+
+    def _load_embedder(self) -> None:
+        s = self.settings
+        started = time.perf_counter()
+        try:
+            self.embedder = load_embedder(
+                s.embedder,
+                models_dir=s.models_dir,
+                threads=s.threads,
+                hf_endpoint=s.hf_endpoint,
+                embedding_url=s.embedding_url,
+                api_key=s.embedding_api_key,
+            )
+        except EmbedderError as err:
+            self.embedder = None
+            self.embedder_error = f"{err} Search runs on BM25 alone until the embedder can load."
+            log.error("embedder %s could not load: %s", s.embedder, self.embedder_error)
+            return
+        log.info("embedder %s loaded in %.0f ms", self.embedder.name, (time.perf_counter() - started) * 1000)
+
+    def _meta(self) -> IndexMeta:
+        emb = self.embedder
+        return IndexMeta(
+            embedder=emb.name if emb else "none",
+            dim=emb.dim if emb else 0,
+            chunker_version=CHUNKER_VERSION,
+        )
+
+    def _take_role(self) -> None:
+        with self._role_lock:
+            if self._lock.try_acquire(self._on_forwarded_sync):
+                self._become_primary()
+            else:
+                self._become_reader()
+        if self.role == "reader":
+            threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
+
+    def _become_primary(self) -> None:
+        if self.store is not None:
+            self.store.close()
+        store = Store(self.data_dir, writable=True)
+        if store.ensure_meta(self._meta()):
+            log.info("building a new index in %s", self.data_dir)
+        self.store = store
+        self.searcher = Searcher(store, self.embedder, folders=self.folders)
+        self.indexer = Indexer(self.root, store, self.embedder, folders=self.folders)
+        for fn in self._progress_listeners:
+            self.indexer.add_progress_listener(fn)
+        self.role = "primary"
+        self.error = None
+        log.info("primary for %s (index %s)", self.root, self.data_dir)
+        if self._initial_sync:
+            self.indexer.request_sync()
+        if self._watch:
+            self.watcher = Watcher(self.root, lambda: self.indexer.request_sync() if self.indexer else None)
+            self.watcher.start()
+
+    def _become_reader(self) -> None:
+        store = Store(self.data_dir, writable=False)
+        self.role = "reader"
+        self.store = store
+        self.searcher = Searcher(store, self.embedder, folders=self.folders)
+        if self.embedder is not None:
+            try:
+                store.check_meta(self._meta())
+            except StoreError as err:
+                self.error = str(err)
+                log.error("%s", err)
+                return
+        log.info("reader of %s: another process is the primary", self.data_dir)
+
+    def _takeover_loop(self) -> None:
+        while not self._closed.wait(self._takeover_interval_s):
+            if self.try_promote():
+                return
+
+    def try_promote(self) -> bool:
+        """A reader's attempt to take over a primary that went away."""
+        with self._role_lock:
+            if self.role == "primary":
+                return True
+            if not self._lock.try_acquire(self._on_forwarded_sync):
+                return False
+            log.info("the primary went away: taking over")
+            self._become_primary()
+            return True
+
+    def _on_forwarded_sync(self, full: bool) -> dict[str, Any]:
+        self._ready.wait()
+        if self.indexer is None:
+            raise NotReady("the primary is still starting")
+        return self.indexer.request_sync(full).result().as_dict()
+
+    # -- use ---------------------------------------------------------------------------------------
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    async def wait_ready_async(self, first_sync_s: float = FIRST_SYNC_WAIT_S) -> None:
+        """Wait for the model and the store; then give the first sync a moment (small folders finish in it)."""
+        while not self._ready.is_set():
+            await asyncio.sleep(0.02)
+        deadline = time.monotonic() + first_sync_s
+        while self.indexer is not None and self.indexer.last_sync is None and time.monotonic() < deadline:
+            if self.indexer.last_error is not None:
+                break
+            await asyncio.sleep(0.02)
+
+    def require_searcher(self) -> Searcher:
+        self._ready.wait()
+        if self.searcher is None or self.error:
+            raise NotReady(self.error or "the index is not open")
+        return self.searcher
+
+    def require_store(self) -> Store:
+        self._ready.wait()
+        if self.store is None:
+            raise NotReady(self.error or "the index is not open")
+        return self.store
+
+    def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
+        return self.require_searcher().search(query, flt, opts)
+
+    def sync(self, full: bool = False) -> dict[str, Any]:
+        """Sync now and wait: in the primary directly, in a reader through the primary."""
+        self._ready.wait()
+        if self.indexer is not None:
+            return self.indexer.request_sync(full).result().as_dict()
+        if self.role == "reader":
+            try:
+                return forward_sync(self.data_dir, full)
+            except OSError:
+                if self.try_promote() and self.indexer is not None:
+                    return self.indexer.request_sync(full).result().as_dict()
+                raise
+        raise NotReady(self.error or "the index is not open")
+
+    async def sync_async(self, full: bool = False) -> dict[str, Any]:
+        return await asyncio.to_thread(self.sync, full)
+
+    @property
+    def syncing(self) -> bool | None:
+        return self.indexer.syncing if self.indexer is not None else None
+
+    @property
+    def last_sync(self) -> SyncReport | None:
+        return self.indexer.last_sync if self.indexer is not None else None
+
+    @property
+    def embedder_name(self) -> str:
+        return self.embedder.name if self.embedder is not None else "none (BM25 only)"
+
+    def close(self) -> None:
+        self._closed.set()
+        if self.watcher is not None:
+            self.watcher.stop()
+        self._lock.release()
+        if self.store is not None:
+            self.store.close()

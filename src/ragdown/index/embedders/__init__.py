@@ -1,0 +1,161 @@
+"""Embedders: turn chunk texts and queries into L2-normalised float32 vectors.
+
+`load_embedder(spec, ...)` is the one entry point; `spec` is the value of `RAGDOWN_EMBEDDER`:
+
+- `granite-small` (default), `bge-small`, `embeddinggemma`: local ONNX models, downloaded once into
+  `models_dir` from the hub;
+- `minilm`: all-MiniLM-L6-v2, from the installed `ragdown[offline]` packages (no network), else `models_dir`,
+  else the hub;
+- `onnx:<dir>`: any local folder holding `model.onnx` + `tokenizer.json` (+ `ragdown-embedder.json`);
+- `openai:<model>`: any OpenAI-compatible `/embeddings` endpoint;
+- `hash`: the deterministic test embedder (`hash-384`).
+
+Loading raises `EmbedderError` (one sentence a user can act on) for every foreseeable failure: unknown
+name, missing or corrupt files, no network. `default_min_score` / `unrelated_score` answer for a name
+without loading anything (the hook floor of behaviour spec A8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import Embedder, EmbedderError, Vectors
+from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
+from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
+from .onnx import DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
+from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
+
+DEFAULT_EMBEDDER = "granite-small"
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, "hash", "openai:<model>", "onnx:<dir>")
+
+__all__ = [
+    "CATALOG",
+    "DEFAULT_EMBEDDER",
+    "DEFAULT_HF_ENDPOINT",
+    "KNOWN_EMBEDDERS",
+    "CatalogModel",
+    "Embedder",
+    "EmbedderError",
+    "HashEmbedder",
+    "InstalledFiles",
+    "OnnxEmbedder",
+    "OnnxModelConfig",
+    "OpenAIEmbedder",
+    "Vectors",
+    "default_min_score",
+    "load_embedder",
+    "min_score_warning",
+    "unrelated_score",
+]
+
+
+def _unknown(spec: str) -> EmbedderError:
+    return EmbedderError(f"unknown embedder {spec!r}; accepted names are {', '.join(KNOWN_EMBEDDERS)}")
+
+
+def _openai_model(raw: str) -> str:
+    """`openai:<model>` or the recorded name `openai:<model>@<dim>`: the model either way."""
+    model, at, dim = raw.rpartition("@")
+    return model if at and dim.isdigit() and model else raw
+
+
+def load_embedder(
+    spec: str,
+    *,
+    models_dir: Path,
+    threads: int,
+    hf_endpoint: str = DEFAULT_HF_ENDPOINT,
+    embedding_url: str = DEFAULT_BASE_URL,
+    api_key: str | None = None,
+    quantize: bool = False,
+    catalog: Mapping[str, CatalogModel] | None = None,
+) -> Embedder:
+    """Load the embedder `spec` names; `EmbedderError` for anything that keeps it from loading.
+
+    `quantize` uses a verified local int8 copy of a local ONNX model (off by default; see `quantize.py`).
+    `catalog` replaces the named local models (tests point one at a local server through `hf_endpoint`).
+    """
+    models = CATALOG if catalog is None else catalog
+    text = spec.strip()
+    key = text.lower()
+    try:
+        if key in ("hash", HASH_NAME):
+            return HashEmbedder()
+        if key.startswith("openai:"):
+            return OpenAIEmbedder(
+                _openai_model(text[len("openai:") :].strip()), base_url=embedding_url, api_key=api_key
+            )
+        if key.startswith("onnx:"):
+            return load_onnx_dir(
+                text[len("onnx:") :].strip(), models_dir=models_dir, threads=threads, quantize=quantize
+            )
+        if key in models:
+            return load_catalog_model(
+                models[key],
+                models_dir=models_dir,
+                hf_endpoint=hf_endpoint,
+                threads=threads,
+                quantize=quantize,
+            )
+    except EmbedderError:
+        raise
+    except Exception as exc:  # a last net: loading must end in a sentence, not a traceback
+        raise EmbedderError(f"could not load the embedder {text!r}: {type(exc).__name__}: {exc}") from exc
+    if key in ("", "openai", "onnx"):
+        raise EmbedderError(
+            f"RAGDOWN_EMBEDDER {spec!r} is incomplete; accepted names are {', '.join(KNOWN_EMBEDDERS)}"
+        )
+    raise _unknown(spec)
+
+
+def _onnx_dir_config(name: str) -> OnnxModelConfig | None:
+    try:
+        return OnnxModelConfig.from_dir(Path(name.strip()[len("onnx:") :]).expanduser())
+    except (EmbedderError, OSError):
+        return None
+
+
+def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float:
+    """The hook's default `min_score` for an embedder spec or name, without loading it.
+
+    The measured floor of a catalog model; an `onnx:<dir>`'s `ragdown-embedder.json` value; 0.8 for
+    anything never measured (`hash`, `openai:*`), as behaviour spec A8 says.
+    """
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config.min_score
+    if key in ("hash", HASH_NAME):
+        return HASH_MIN_SCORE
+    if key.startswith("openai:"):
+        return OPENAI_MIN_SCORE
+    if key.startswith("onnx:"):
+        config = _onnx_dir_config(name)
+        return config.min_score if config else DEFAULT_MIN_SCORE
+    return DEFAULT_MIN_SCORE
+
+
+def unrelated_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float | None:
+    """The highest cosine an unrelated prompt reached when the model was measured; `None` if never measured."""
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config.unrelated_score
+    if key.startswith("onnx:"):
+        config = _onnx_dir_config(name)
+        return config.unrelated_score if config else None
+    return None
+
+
+def min_score_warning(name: str, min_score: float) -> str | None:
+    """The startup warning of behaviour spec A8.8 when `min_score` is at or below the unrelated score."""
+    unrelated = unrelated_score(name)
+    if unrelated is None or min_score > unrelated:
+        return None
+    return (
+        f"RAGDOWN_HOOK_MIN_SCORE {min_score:g} is at or below the highest score an unrelated prompt reached "
+        f"with {name} ({unrelated:g}): the hook will inject unrelated documents; "
+        f"{name}'s measured floor is {default_min_score(name):g}"
+    )

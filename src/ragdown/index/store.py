@@ -1,0 +1,663 @@
+"""The SQLite store: the only module that speaks SQL.
+
+One file per index (`index.sqlite` in the data dir), WAL mode so one writer and any number of readers in
+other processes work at once. One transaction replaces whole files, so a reader never sees half a file.
+Vectors are float32 blobs in their own table; dense search keeps them in a numpy matrix (`vectors.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdown.documents.model import Document
+from ragdown.index.embedders.base import Vectors
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 1
+DB_NAME = "index.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL UNIQUE,
+  folder TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  stat_mtime_ns INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  title TEXT NOT NULL,
+  description TEXT,
+  created_by TEXT,
+  session TEXT,
+  tags TEXT NOT NULL,
+  aliases TEXT NOT NULL,
+  supersedes TEXT NOT NULL,
+  chunk_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  file_id INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  heading TEXT NOT NULL,
+  breadcrumb TEXT NOT NULL,
+  text TEXT NOT NULL,
+  aliases TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, stat_mtime_ns INTEGER NOT NULL,
+  reason TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (new.id, new.breadcrumb, new.text, new.aliases);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text, aliases)
+    VALUES ('delete', old.id, old.breadcrumb, old.text, old.aliases);
+  DELETE FROM vecs WHERE id = old.id;
+  INSERT INTO deleted_log(chunk_id, at) VALUES (old.id, (julianday('now') - 2440587.5) * 86400.0);
+END;
+"""
+
+# How long deleted chunk ids are kept for readers' incremental refresh; an older reader reloads in full.
+_DELETED_LOG_KEEP_S = 600.0
+
+
+_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version"})
+
+
+class StoreError(RuntimeError):
+    """The index cannot be used as it is (wrong version, or a reader facing a rebuild)."""
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    embedder: str
+    dim: int
+    chunker_version: int
+    index_version: int = INDEX_VERSION
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "embedder": self.embedder,
+            "dim": str(self.dim),
+            "chunker_version": str(self.chunker_version),
+            "index_version": str(self.index_version),
+        }
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index remembers of a file, enough to decide whether it must be read again."""
+
+    size: int
+    stat_mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    id: int
+    path: str
+    folder: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    description: str | None
+    created_by: str | None
+    session: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    supersedes: tuple[str, ...]
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    id: int
+    path: str
+    folder: str
+    idx: int
+    start_line: int
+    end_line: int
+    heading: str
+    breadcrumb: str
+    text: str
+    file: FileRecord
+
+    @property
+    def key(self) -> str:
+        """`<path>#<index>@<first 12 hex of the file hash>`: stable while the file is unchanged."""
+        return f"{self.path}#{self.idx}@{self.file.hash[:12]}"
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    """File-level filters shared by both retrievers and by listing; all are applied in SQL.
+
+    `prefixes` are docs-relative directories: a file matches when its path lies under any of them (a
+    directory, not a string prefix). `()` means every file. `folders` limits to whole folders.
+    """
+
+    prefixes: tuple[str, ...] = ()
+    tag: str | None = None
+    written_by: str | None = None  # "agent" | "user"
+    session: str | None = None
+    hide_superseded: bool = True
+
+
+@dataclass(frozen=True)
+class PendingFile:
+    """A parsed file ready to be written with its vectors (None when indexing without an embedder)."""
+
+    path: str
+    folder: str
+    size: int
+    stat_mtime_ns: int
+    mtime_ns: int
+    hash: str
+    document: Document
+    vectors: Vectors | None
+
+
+def _tags_column(tags: Iterable[str]) -> str:
+    joined = " ".join(tags)
+    return f" {joined} " if joined else " "
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA busy_timeout=30000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA mmap_size=268435456")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    return conn
+
+
+class Store:
+    """The index file: a writer connection (primary only) and one read connection per thread."""
+
+    def __init__(self, data_dir: Path, *, writable: bool) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / DB_NAME
+        self.writable = writable
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._write_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
+        self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
+        if writable:
+            self._writer = _connect(self.path)
+            self._writer.executescript(_SCHEMA)
+            with contextlib.suppress(OSError):  # exotic filesystems keep their own modes
+                self.path.chmod(0o600)
+
+    # -- connections -------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if not self.path.exists():
+                raise StoreError(f"no index at {self.path} yet: start the primary to build it")
+            conn = _connect(self.path, readonly=not self.writable)
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        if self._writer is None:
+            raise StoreError("this process is a reader and cannot write the index")
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every query inside sees the same committed state."""
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    # -- meta --------------------------------------------------------------------------------------
+
+    def read_meta(self) -> dict[str, str]:
+        try:
+            rows = self._reader().execute("SELECT key, value FROM meta").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {str(k): str(v) for k, v in rows if k in _META_KEYS}
+
+    def ensure_meta(self, meta: IndexMeta) -> bool:
+        """Primary: make the index match `meta`, dropping everything on a mismatch. True when rebuilt."""
+        want = meta.as_dict()
+        have = self.read_meta()
+        if have == want:
+            return False
+        if have:
+            changed = sorted(k for k in want if have.get(k) != want[k])
+            log.info("index %s changed (%s): dropping it to rebuild", self.path, ", ".join(changed))
+        with self._write() as conn:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM skipped")
+            conn.execute("DELETE FROM vecs")
+            conn.execute("DELETE FROM meta WHERE key != 'generation'")
+            conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(want.items()))
+        with self._write() as conn:
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        return True
+
+    def check_meta(self, meta: IndexMeta) -> None:
+        """Reader: refuse an index built for another embedder or chunker."""
+        have = self.read_meta()
+        want = meta.as_dict()
+        if have != want:
+            raise StoreError(
+                f"the index at {self.path} needs a rebuild for {meta.embedder} "
+                f"(it holds {have.get('embedder', 'nothing')}): start the primary to rebuild it"
+            )
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def write_files(self, pending: Sequence[PendingFile]) -> int:
+        """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
+        written = 0
+        with self._write() as conn:
+            for item in pending:
+                written += self._replace_file(conn, item)
+        return written
+
+    def _replace_file(self, conn: sqlite3.Connection, item: PendingFile) -> int:
+        doc = item.document
+        meta = doc.meta
+        row = conn.execute("SELECT id FROM files WHERE path = ?", (item.path,)).fetchone()
+        values = (
+            item.folder,
+            item.size,
+            item.stat_mtime_ns,
+            item.mtime_ns,
+            item.hash,
+            meta.title,
+            meta.description,
+            meta.created_by,
+            meta.session,
+            _tags_column(meta.tags),
+            json.dumps(list(meta.aliases), ensure_ascii=False),
+            json.dumps(list(meta.supersedes), ensure_ascii=False),
+            len(doc.chunks),
+        )
+        if row is None:
+            cur = conn.execute(
+                "INSERT INTO files(folder, size, stat_mtime_ns, mtime_ns, hash, title, description, created_by,"
+                " session, tags, aliases, supersedes, chunk_count, path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*values, item.path),
+            )
+            file_id = int(cur.lastrowid or 0)
+        else:
+            file_id = int(row[0])
+            conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            conn.execute(
+                "UPDATE files SET folder=?, size=?, stat_mtime_ns=?, mtime_ns=?, hash=?, title=?, description=?,"
+                " created_by=?, session=?, tags=?, aliases=?, supersedes=?, chunk_count=? WHERE id=?",
+                (*values, file_id),
+            )
+        conn.execute("DELETE FROM skipped WHERE path = ?", (item.path,))
+        alias_text = " ".join(meta.aliases)
+        for i, chunk in enumerate(doc.chunks):
+            cur = conn.execute(
+                "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    file_id,
+                    chunk.index,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.heading,
+                    chunk.breadcrumb,
+                    chunk.text,
+                    alias_text if i == 0 else "",
+                ),
+            )
+            if item.vectors is not None:
+                vec = np.ascontiguousarray(item.vectors[i], dtype=np.float32)
+                conn.execute(
+                    "INSERT INTO vecs(id, file_id, emb) VALUES (?,?,?)",
+                    (cur.lastrowid, file_id, vec.tobytes()),
+                )
+        return len(doc.chunks)
+
+    def touch_file(self, path: str, size: int, stat_mtime_ns: int) -> None:
+        """A file whose bytes did not change: remember its new stat so the next sync skips it unread."""
+        with self._write() as conn:
+            conn.execute("UPDATE files SET size=?, stat_mtime_ns=? WHERE path=?", (size, stat_mtime_ns, path))
+
+    def remove_files(self, paths: Iterable[str]) -> int:
+        removed = 0
+        with self._write() as conn:
+            for path in paths:
+                row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+                if row is None:
+                    continue
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                removed += 1
+        return removed
+
+    def clear(self) -> None:
+        """Drop every file and chunk (a full re-index follows)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM skipped")
+
+    def mark_skipped(self, path: str, size: int, stat_mtime_ns: int, reason: str) -> None:
+        with self._write() as conn:
+            row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+            conn.execute(
+                "INSERT OR REPLACE INTO skipped(path, size, stat_mtime_ns, reason) VALUES (?,?,?,?)",
+                (path, size, stat_mtime_ns, reason),
+            )
+
+    def prune_deleted_log(self) -> None:
+        cutoff = time.time() - _DELETED_LOG_KEEP_S
+        with self._write() as conn:
+            row = conn.execute("SELECT max(seq) FROM deleted_log WHERE at < ?", (cutoff,)).fetchone()
+            if row and row[0] is not None:
+                conn.execute("DELETE FROM deleted_log WHERE seq <= ?", (row[0],))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('deleted_log_pruned_through', ?)",
+                    (str(row[0]),),
+                )
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        rows = self._reader().execute("SELECT path, size, stat_mtime_ns, hash FROM files").fetchall()
+        return {str(p): FileState(int(s), int(m), str(h)) for p, s, m, h in rows}
+
+    def skipped_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._reader().execute("SELECT path, size, stat_mtime_ns, reason FROM skipped").fetchall()
+        return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}
+
+    def generation(self) -> int:
+        """Bumped by every write transaction: a cheap test for "has anything changed since"."""
+        try:
+            row = self._reader().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0]) if row else 0
+
+    def counts(self, prefixes: Sequence[str] = ()) -> tuple[int, int]:
+        where, params = _prefix_sql(prefixes, "path")
+        row = (
+            self._reader()
+            .execute(f"SELECT count(*), coalesce(sum(chunk_count), 0) FROM files WHERE {where}", params)
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def folder_counts(self) -> dict[str, tuple[int, int]]:
+        rows = (
+            self._reader()
+            .execute("SELECT folder, count(*), coalesce(sum(chunk_count), 0) FROM files GROUP BY folder")
+            .fetchall()
+        )
+        return {str(f): (int(n), int(c)) for f, n, c in rows}
+
+    def get_file(self, path: str) -> FileRecord | None:
+        row = self._reader().execute(f"SELECT {_FILE_COLS} FROM files WHERE path = ?", (path,)).fetchone()
+        return _file_record(row) if row else None
+
+    def list_files(
+        self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
+    ) -> list[FileRecord]:
+        where, params = self.file_filter_sql(flt)
+        order = "mtime_ns DESC, path" if sort == "recent" else "path"
+        sql = f"SELECT {_FILE_COLS} FROM files WHERE {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_file_record(r) for r in self._reader().execute(sql, params).fetchall()]
+
+    def count_files(self, flt: FileFilter) -> int:
+        where, params = self.file_filter_sql(flt)
+        return int(self._reader().execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()[0])
+
+    def all_files(self) -> list[FileRecord]:
+        return [_file_record(r) for r in self._reader().execute(f"SELECT {_FILE_COLS} FROM files").fetchall()]
+
+    def superseded_by(self) -> dict[str, list[str]]:
+        """Superseded path → the documents that supersede it (only for documents that exist)."""
+        gen = self.generation()
+        with self._cache_lock:
+            cached = self._superseded_cache
+            if cached is not None and cached[0] == gen:
+                return cached[1]
+        result = self._read_superseded()
+        with self._cache_lock:
+            self._superseded_cache = (gen, result)
+        return result
+
+    def _read_superseded(self) -> dict[str, list[str]]:
+        rows = (
+            self._reader().execute("SELECT path, supersedes FROM files WHERE supersedes != '[]'").fetchall()
+        )
+        existing = {str(r[0]) for r in self._reader().execute("SELECT path FROM files").fetchall()}
+        out: dict[str, list[str]] = {}
+        for path, raw in rows:
+            for target in json.loads(raw):
+                if target in existing and target != path:
+                    out.setdefault(target, []).append(str(path))
+        for v in out.values():
+            v.sort()
+        return out
+
+    def file_filter_sql(self, flt: FileFilter) -> tuple[str, list[Any]]:
+        """A WHERE clause over `files` (unaliased columns) and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if flt.prefixes:
+            where, p = _prefix_sql(flt.prefixes, "path")
+            clauses.append(where)
+            params += p
+        if flt.tag:
+            tag = _escape_like(flt.tag)
+            clauses.append("(tags LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
+            params += [f"% {tag} %", f"% {tag}/%"]
+        if flt.written_by == "agent":
+            clauses.append("coalesce(created_by, '') != ''")
+        elif flt.written_by == "user":
+            clauses.append("coalesce(created_by, '') = ''")
+        if flt.session:
+            clauses.append("session = ?")
+            params.append(flt.session)
+        if flt.hide_superseded:
+            hidden = sorted(self.superseded_by())
+            if hidden:
+                clauses.append("path NOT IN (SELECT value FROM json_each(?))")
+                params.append(json.dumps(hidden, ensure_ascii=False))
+        return (" AND ".join(clauses) or "1"), params
+
+    def file_ids(self, flt: FileFilter) -> list[int]:
+        where, params = self.file_filter_sql(flt)
+        return [int(r[0]) for r in self._reader().execute(f"SELECT id FROM files WHERE {where}", params)]
+
+    def bm25(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression under the file filter."""
+        where, params = self.file_filter_sql(flt)
+        sql = (
+            "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts f"
+            + ("" if where == "1" else " JOIN chunks c ON c.id = f.rowid")
+            + " WHERE chunks_fts MATCH ?"
+            + ("" if where == "1" else f" AND c.file_id IN (SELECT id FROM files WHERE {where})")
+            + " ORDER BY rank LIMIT ?"
+        )
+        rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        if not ids:
+            return {}
+        conn = self._reader()
+        sql = (
+            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, {_FILE_COLS_F}"
+            " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))"
+        )
+        out: dict[int, ChunkRecord] = {}
+        for row in conn.execute(sql, (json.dumps([int(i) for i in ids]),)):
+            file = _file_record(row[7:])
+            out[int(row[0])] = ChunkRecord(
+                id=int(row[0]),
+                path=file.path,
+                folder=file.folder,
+                idx=int(row[1]),
+                start_line=int(row[2]),
+                end_line=int(row[3]),
+                heading=str(row[4]),
+                breadcrumb=str(row[5]),
+                text=str(row[6]),
+                file=file,
+            )
+        return out
+
+    def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(chunk id, file id) for the given files."""
+        rows = self._reader().execute(
+            "SELECT id, file_id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in file_ids]),),
+        )
+        return [(int(a), int(b)) for a, b in rows]
+
+    def file_chunk_counts(self, prefixes: Sequence[str] = ()) -> list[tuple[str, int]]:
+        where, params = _prefix_sql(prefixes, "path")
+        rows = self._reader().execute(
+            f"SELECT path, chunk_count FROM files WHERE {where} ORDER BY path", params
+        )
+        return [(str(p), int(c)) for p, c in rows]
+
+    # -- vectors for the dense matrix --------------------------------------------------------------
+
+    def vectors_after(
+        self, conn: sqlite3.Connection, after_id: int, batch: int = 8192
+    ) -> Iterator[list[tuple[int, int, bytes]]]:
+        cur = conn.execute("SELECT id, file_id, emb FROM vecs WHERE id > ? ORDER BY id", (after_id,))
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                return
+            yield rows
+
+    def deleted_after(self, conn: sqlite3.Connection, after_seq: int) -> tuple[list[int], int]:
+        rows = conn.execute(
+            "SELECT seq, chunk_id FROM deleted_log WHERE seq > ? ORDER BY seq", (after_seq,)
+        ).fetchall()
+        last = int(rows[-1][0]) if rows else after_seq
+        return [int(r[1]) for r in rows], last
+
+    def pruned_through(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'deleted_log_pruned_through'").fetchone()
+        return int(row[0]) if row else 0
+
+    def max_deleted_seq(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT max(seq) FROM deleted_log").fetchone()
+        return int(row[0] or 0)
+
+
+def _prefix_sql(prefixes: Sequence[str], column: str) -> tuple[str, list[Any]]:
+    """Files under any of `prefixes` (directories): `path >= 'p/' AND path < 'p0'`; '' is everything."""
+    if not prefixes or any(p == "" for p in prefixes):
+        return "1", []
+    parts: list[str] = []
+    params: list[Any] = []
+    for prefix in prefixes:
+        base = prefix.rstrip("/")
+        parts.append(f"({column} >= ? AND {column} < ?)")
+        params += [base + "/", base + "0"]  # '0' is the character after '/'
+    return "(" + " OR ".join(parts) + ")", params
+
+
+_FILE_FIELDS = (
+    "id, path, folder, size, mtime_ns, hash, title, description, created_by, session, tags, aliases,"
+    " supersedes, chunk_count"
+)
+_FILE_COLS = _FILE_FIELDS
+_FILE_COLS_F = ", ".join(f"f.{c.strip()}" for c in _FILE_FIELDS.split(","))
+
+
+def _file_record(row: Sequence[Any]) -> FileRecord:
+    return FileRecord(
+        id=int(row[0]),
+        path=str(row[1]),
+        folder=str(row[2]),
+        size=int(row[3]),
+        mtime_ns=int(row[4]),
+        hash=str(row[5]),
+        title=str(row[6]),
+        description=row[7],
+        created_by=row[8] or None,
+        session=row[9] or None,
+        tags=tuple(str(row[10]).split()),
+        aliases=tuple(json.loads(row[11])),
+        supersedes=tuple(json.loads(row[12])),
+        chunk_count=int(row[13]),
+    )

@@ -1,0 +1,291 @@
+"""Diff sync from disk into the store, one sync at a time.
+
+1. Files whose size and mtime match the index are skipped without being read.
+2. A content hash decides whether a changed file is re-embedded (a touched file is not).
+3. Files gone from disk are dropped.
+
+Syncs never overlap: a request made while one runs gets the single follow-up that every later caller
+shares. Searches never wait for a sync: they read committed state through their own connections.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ragdown.documents import parse_document
+from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.store import PendingFile, Store
+from ragdown.index.walk import FileStat, folder_of, walk_markdown
+
+log = logging.getLogger(__name__)
+
+# Files larger than this are skipped with a logged reason: Markdown notes are far smaller, and a file this
+# size is almost always a dump or a generated artefact whose thousands of chunks would drown search.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# Chunks embedded and committed together: large enough for efficient batches, small enough that searches
+# see the first index grow and memory stays bounded.
+BATCH_CHUNKS = 256
+
+ProgressFn = Callable[["SyncProgress"], None]
+
+
+@dataclass
+class SyncProgress:
+    """Where a running sync stands: files read of those that needed reading, chunks embedded."""
+
+    files_done: int = 0
+    files_total: int = 0
+    chunks: int = 0
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    ms: int = 0
+    at: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        """The report of the spec: `{added, updated, removed, unchanged, chunks, ms}`."""
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "chunks": self.chunks,
+            "ms": self.ms,
+        }
+
+
+class SyncError(RuntimeError):
+    """A sync stopped before it finished (the embedder failed); what was committed stays."""
+
+
+@dataclass
+class _Work:
+    stat: FileStat
+    data: bytes
+    digest: str
+    existed: bool
+
+
+def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or a reason to skip it."""
+    if expected_size > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({expected_size} bytes)"
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        return None, f"unreadable: {err.strerror or err}"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    if b"\x00" in data[:8192]:
+        return None, "binary content (NUL bytes), not Markdown text"
+    return data, None
+
+
+class Indexer:
+    """Keeps one store in step with one docs dir."""
+
+    def __init__(self, root: Path, store: Store, embedder: Embedder | None, *, folders: bool) -> None:
+        self.root = root
+        self.store = store
+        self.embedder = embedder
+        self.folders = folders
+        self.loose_files: list[str] = []
+        self.last_sync: SyncReport | None = None
+        self.last_error: str | None = None
+        self.progress = SyncProgress()
+        self._run_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._running: Future[SyncReport] | None = None
+        self._follow_up: Future[SyncReport] | None = None
+        self._follow_up_full = False
+        self._listeners: list[ProgressFn] = []
+
+    @property
+    def syncing(self) -> bool:
+        with self._state_lock:
+            return self._running is not None
+
+    def add_progress_listener(self, fn: ProgressFn) -> None:
+        self._listeners.append(fn)
+
+    # -- single flight -----------------------------------------------------------------------------
+
+    def request_sync(self, full: bool = False) -> Future[SyncReport]:
+        """Start a sync, or join the one follow-up of the sync already running."""
+        with self._state_lock:
+            if self._running is None:
+                fut: Future[SyncReport] = Future()
+                self._running = fut
+                threading.Thread(
+                    target=self._loop, args=(fut, full), name="ragdown-sync", daemon=True
+                ).start()
+                return fut
+            if self._follow_up is None:
+                self._follow_up = Future()
+                self._follow_up_full = full
+            else:
+                self._follow_up_full = self._follow_up_full or full
+            return self._follow_up
+
+    def _loop(self, fut: Future[SyncReport], full: bool) -> None:
+        while True:
+            try:
+                fut.set_result(self.sync(full))
+            except BaseException as err:  # the caller sees it; the loop goes on with the follow-up
+                log.error("sync failed: %s", err)
+                fut.set_exception(err)
+            with self._state_lock:
+                if self._follow_up is None:
+                    self._running = None
+                    return
+                fut, full = self._follow_up, self._follow_up_full
+                self._running, self._follow_up, self._follow_up_full = fut, None, False
+
+    # -- the sync itself ---------------------------------------------------------------------------
+
+    def sync(self, full: bool = False) -> SyncReport:
+        """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
+        with self._run_lock:
+            try:
+                report = self._sync(full)
+            except Exception as err:
+                self.last_error = str(err)
+                raise
+            self.last_error = None
+            self.last_sync = report
+            return report
+
+    def _sync(self, full: bool) -> SyncReport:
+        started = time.perf_counter()
+        report = SyncReport()
+        if full:
+            self.store.clear()
+        walked = walk_markdown(self.root, folders=self.folders)
+        if walked.loose != self.loose_files and walked.loose:
+            log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
+        self.loose_files = walked.loose
+        on_disk = {f.path: f for f in walked.files}
+        known = self.store.file_states()
+        skipped = self.store.skipped_states()
+
+        gone = [p for p in known if p not in on_disk] + [p for p in skipped if p not in on_disk]
+        if gone:
+            report.removed = self.store.remove_files(gone)
+
+        candidates: list[FileStat] = []
+        for stat in walked.files:
+            state = known.get(stat.path)
+            if state is not None and state.size == stat.size and state.stat_mtime_ns == stat.mtime_ns:
+                report.unchanged += 1
+                continue
+            skip = skipped.get(stat.path)
+            if state is None and skip is not None and skip[0] == stat.size and skip[1] == stat.mtime_ns:
+                report.skipped[stat.path] = skip[2]
+                continue
+            candidates.append(stat)
+
+        self.progress = SyncProgress(files_total=len(candidates))
+        self._notify()
+        batch: list[_Work] = []
+        batch_chunks = 0
+        for stat in candidates:
+            data, reason = _read_file(self.root / stat.path, stat.size)
+            if data is None:
+                assert reason is not None
+                log.warning("skipping %s: %s", stat.path, reason)
+                report.skipped[stat.path] = reason
+                self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
+                self._advance(0)
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            state = known.get(stat.path)
+            if state is not None and state.hash == digest:
+                self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
+                report.unchanged += 1
+                self._advance(0)
+                continue
+            batch.append(_Work(stat, data, digest, state is not None))
+            batch_chunks += max(1, len(data) // 1200)
+            if batch_chunks >= BATCH_CHUNKS:
+                self._flush(batch, report)
+                batch, batch_chunks = [], 0
+        if batch:
+            self._flush(batch, report)
+        if report.removed or report.added or report.updated:
+            self.store.prune_deleted_log()
+        report.ms = round((time.perf_counter() - started) * 1000)
+        report.at = time.time()
+        return report
+
+    def _flush(self, batch: list[_Work], report: SyncReport) -> None:
+        docs = []
+        for work in batch:
+            doc = parse_document(work.stat.path, work.data)
+            for warning in doc.warnings:
+                log.warning("%s: %s", work.stat.path, warning)
+            docs.append(doc)
+        vectors: list[np.ndarray | None] = [None] * len(batch)
+        if self.embedder is not None:
+            texts = [c.embed_text for d in docs for c in d.chunks]
+            try:
+                flat = self.embedder.embed_documents(texts) if texts else None
+            except EmbedderError:
+                raise
+            except Exception as err:
+                raise SyncError(f"the embedder failed: {err}") from err
+            offset = 0
+            for i, doc in enumerate(docs):
+                n = len(doc.chunks)
+                vectors[i] = flat[offset : offset + n] if flat is not None else None
+                offset += n
+        pending = [
+            PendingFile(
+                path=w.stat.path,
+                folder=folder_of(w.stat.path, folders=self.folders),
+                size=w.stat.size,
+                stat_mtime_ns=w.stat.mtime_ns,
+                mtime_ns=w.stat.mtime_ns,
+                hash=w.digest,
+                document=doc,
+                vectors=vec,
+            )
+            for w, doc, vec in zip(batch, docs, vectors, strict=True)
+        ]
+        written = self.store.write_files(pending)
+        report.chunks += written
+        for w in batch:
+            if w.existed:
+                report.updated += 1
+            else:
+                report.added += 1
+        for doc in docs:
+            self._advance(len(doc.chunks))
+
+    def _advance(self, chunks: int) -> None:
+        self.progress.files_done += 1
+        self.progress.chunks += chunks
+        self._notify()
+
+    def _notify(self) -> None:
+        for fn in self._listeners:
+            try:
+                fn(self.progress)
+            except Exception:  # a broken progress display must not stop indexing
+                log.debug("progress listener failed", exc_info=True)

@@ -1,0 +1,80 @@
+"""Which files the index reads: Markdown under the docs dir, never dot-folders, node_modules or symlinks."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
+
+
+def is_markdown(name: str) -> bool:
+    """`.md`, `.markdown` or `.mdx`, matched case-insensitively."""
+    return name.lower().endswith(MARKDOWN_EXTENSIONS)
+
+
+def is_skipped_dir(name: str) -> bool:
+    """Dot-folders (`.obsidian`, `.trash`, `.git`) and `node_modules` are never walked."""
+    return name.startswith(".") or name == "node_modules"
+
+
+@dataclass(frozen=True)
+class FileStat:
+    path: str  # POSIX, relative to the docs dir
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    files: list[FileStat]
+    loose: list[str]  # serve mode: Markdown directly in the docs dir, listed but never indexed
+
+
+def folder_of(path: str, *, folders: bool) -> str:
+    """The folder a docs-relative path belongs to: its first segment in `serve`, '' in `stdio`."""
+    return path.split("/", 1)[0] if folders else ""
+
+
+def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
+    """Every Markdown file under `root` the index should hold.
+
+    With `folders` (serve mode) only files inside top-level directories count; Markdown loose at the top
+    is returned separately. Unreadable directories are logged and skipped, never fatal.
+    """
+    files: list[FileStat] = []
+    loose: list[str] = []
+    stack: list[tuple[str, str]] = [(str(root), "")]
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as err:
+            log.warning("skipping unreadable directory %s: %s", directory, err.strerror or err)
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_skipped_dir(name):
+                        stack.append((entry.path, f"{rel}{name}/"))
+                    continue
+                if not entry.is_file(follow_symlinks=False) or not is_markdown(name) or name.startswith("."):
+                    continue
+                if folders and rel == "":
+                    loose.append(name)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as err:
+                log.warning("skipping %s: %s", entry.path, err.strerror or err)
+                continue
+            files.append(FileStat(f"{rel}{name}", st.st_size, st.st_mtime_ns))
+    files.sort(key=lambda f: f.path)
+    loose.sort()
+    return WalkResult(files, loose)

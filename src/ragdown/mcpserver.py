@@ -1,0 +1,112 @@
+"""An MCP server for one scope, built from the tool definitions; and the `stdio` entry point.
+
+Every failure is a tool result with `isError: true` and a message saying what to do next, never a
+transport error. A hidden tool (read-only mode, `RAGDOWN_DISABLED_TOOLS`) is refused exactly as an unknown
+one is. The handshake never waits for the model: tool calls do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from ragdown import __version__
+from ragdown.config import Settings
+from ragdown.engine import Engine, NotReady
+from ragdown.errors import Refusal
+from ragdown.index.embedders import min_score_warning
+from ragdown.runtime import Runtime
+from ragdown.scope import Scope
+from ragdown.tools import AnyTool, visible_tools
+from ragdown.tools.context import ToolContext
+
+log = logging.getLogger(__name__)
+
+
+def instructions(title: str) -> str:
+    return (
+        f'Search the "{title}" folder of the user\'s Markdown documents. Call ragdown_recall before '
+        "answering a question the documents might cover, then ragdown_read_doc to read around a hit."
+    )
+
+
+def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
+
+
+async def call_tool(
+    tools: dict[str, AnyTool], ctx: ToolContext, name: str, args: dict[str, Any] | None
+) -> types.CallToolResult:
+    spec = tools.get(name)
+    if spec is None:
+        return text_result(f"Unknown tool: {name}", error=True)
+    try:
+        return text_result(await spec.call(ctx, args))
+    except Refusal as err:
+        return text_result(err.message, error=True)
+    except NotReady as err:
+        return text_result(f"{name}: the index is not available: {err}", error=True)
+    except Exception as err:
+        log.exception("%s failed", name)
+        return text_result(
+            f"{name} failed unexpectedly: {err}. Try again; if it persists, check the server log.", error=True
+        )
+
+
+def build_server(runtime: Runtime, scope: Scope, *, name: str, title: str) -> Server[Any]:
+    tools = {t.name: t for t in visible_tools(runtime.settings)}
+    listing = [
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.input_schema(),
+            annotations=types.ToolAnnotations.model_validate(t.annotations.as_mcp()),
+        )
+        for t in tools.values()
+    ]
+    ctx = ToolContext(runtime=runtime, scope=scope)
+
+    async def on_list_tools(
+        _: ServerRequestContext[Any], __: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listing)
+
+    async def on_call_tool(
+        _: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        return await call_tool(tools, ctx, params.name, params.arguments)
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=instructions(title),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+def warn_about_min_score(runtime: Runtime) -> None:
+    min_score = runtime.settings.hook.min_score
+    if min_score is not None:
+        warning = min_score_warning(runtime.embedder_spec, min_score)
+        if warning:
+            log.warning("%s", warning)
+
+
+async def run_stdio(settings: Settings) -> None:
+    docs = settings.require_docs_dir()
+    engine = Engine(settings, "stdio", docs_dir=docs)
+    engine.start()
+    runtime = Runtime(settings, engine)
+    warn_about_min_score(runtime)
+    scope = Scope(root=docs, folder="")
+    server = build_server(runtime, scope, name="ragdown", title=scope.settings().title)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        engine.close()

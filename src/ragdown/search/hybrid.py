@@ -1,0 +1,257 @@
+"""Hybrid search: dense and BM25 pools under the same filters, fused, with every hit's exact cosine.
+
+- Pools of `max(4 × top_k, 20)` from each retriever, with the same file-level SQL prefilter.
+- Reciprocal rank fusion (k = 60); a query naming an identifier is fused by score instead (each side
+  min-max normalised over its own pool, BM25 weighted 0.8).
+- A query holding a document's alias adds one rank-1 RRF share to each candidate of that document.
+- Optional: a cap of sections per document, and following the wikilinks of the best hits.
+Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragdown.documents import LinkResolver, find_links
+from ragdown.index.embedders.base import Embedder, Vectors
+from ragdown.index.store import ChunkRecord, FileFilter, Store
+from ragdown.index.vectors import DenseMatrix
+from ragdown.search.query import aliases_in, fts_match, names_identifier
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60
+LEXICAL_WEIGHT = 0.8  # score fusion for identifier queries
+BM25_WEIGHTS = (1.0, 1.0, 1.0)  # breadcrumb, text, aliases
+LINKED_SECTIONS = 2
+
+
+def pool_size(top_k: int) -> int:
+    return max(4 * top_k, 20)
+
+
+def rrf_share(rank: int) -> float:
+    """What one list adds for a chunk at 0-based `rank`."""
+    return 1.0 / (RRF_K + rank + 1)
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk: ChunkRecord
+    similarity: float
+    score: float
+    sources: tuple[str, ...]
+    via_link: bool = False
+
+    @property
+    def path(self) -> str:
+        return self.chunk.path
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    top_k: int = 8
+    max_per_document: int = 0
+    follow_links: int = 0
+    pool: int | None = None
+
+
+class Searcher:
+    """Answers queries from whatever the store has committed; never waits for a sync."""
+
+    def __init__(self, store: Store, embedder: Embedder | None, *, folders: bool) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.folders = folders
+        self.matrix = DenseMatrix(store, embedder.dim) if embedder is not None else None
+        self._alias_lock = threading.Lock()
+        self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
+        self._resolver_cache: dict[str, tuple[int, LinkResolver]] = {}
+
+    # -- the pieces --------------------------------------------------------------------------------
+
+    def embed_query(self, query: str) -> Vectors | None:
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder.embed_query(query)
+        except Exception as err:
+            log.warning("query embedding failed, answering from BM25 alone: %s", err)
+            return None
+
+    def _allowed_files(self, flt: FileFilter) -> np.ndarray | None:
+        """File ids the filter allows, or None when it allows every file (the fast, unfiltered path)."""
+        narrowed = bool(flt.prefixes and "" not in flt.prefixes) or bool(
+            flt.tag or flt.written_by or flt.session
+        )
+        if not narrowed and not (flt.hide_superseded and self.store.superseded_by()):
+            return None
+        return np.asarray(self.store.file_ids(flt), dtype=np.int64)
+
+    def dense_pool(self, qvec: Vectors | None, flt: FileFilter, size: int) -> list[tuple[int, float]]:
+        if qvec is None or self.matrix is None:
+            return []
+        return self.matrix.search(qvec, size, self._allowed_files(flt))
+
+    def lexical_pool(self, query: str, flt: FileFilter, size: int) -> list[tuple[int, float]]:
+        match = fts_match(query)
+        if match is None:
+            return []
+        try:
+            return self.store.bm25(match, flt, size, BM25_WEIGHTS)
+        except Exception as err:  # an FTS parse error must not fail the search: dense still answers
+            log.warning("BM25 failed for %r, answering from dense search alone: %s", query, err)
+            return []
+
+    def _aliases(self) -> list[tuple[str, str]]:
+        gen = self.store.generation()
+        with self._alias_lock:
+            if self._alias_cache is not None and self._alias_cache[0] == gen:
+                return self._alias_cache[1]
+        pairs = [(alias, f.path) for f in self.store.all_files() for alias in f.aliases]
+        with self._alias_lock:
+            self._alias_cache = (gen, pairs)
+        return pairs
+
+    # -- search ------------------------------------------------------------------------------------
+
+    def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
+        qvec = self.embed_query(query)
+        size = opts.pool or pool_size(opts.top_k)
+        dense = self.dense_pool(qvec, flt, size)
+        lexical = self.lexical_pool(query, flt, size)
+        routed = names_identifier(query)
+        fused = _score_fusion(dense, lexical) if routed else _rrf(dense, lexical)
+        if not routed:
+            boosted = aliases_in(query, self._aliases())
+            if boosted:
+                self._boost_aliases(fused, boosted)
+        order = sorted(fused, key=lambda cid: -fused[cid][0])
+        records = self.store.chunks_by_id(order)
+        order = [cid for cid in order if cid in records]
+        cosines = dict(dense)
+        missing = [cid for cid in order if cid not in cosines]
+        if missing and qvec is not None and self.matrix is not None:
+            cosines.update(self.matrix.cosine(qvec, missing))
+        hits = [
+            Hit(records[cid], cosines.get(cid, 0.0), fused[cid][0], tuple(sorted(fused[cid][1])))
+            for cid in order
+        ]
+        if opts.max_per_document > 0:
+            hits = cap_per_document(hits, opts.max_per_document)
+        if opts.follow_links > 0 and qvec is not None:
+            hits = self._follow_links(hits, qvec, flt, opts)
+        return hits[: opts.top_k]
+
+    def _boost_aliases(self, fused: dict[int, tuple[float, set[str]]], paths: set[str]) -> None:
+        records = self.store.chunks_by_id(list(fused))
+        for cid, rec in records.items():
+            if rec.path in paths:
+                score, sources = fused[cid]
+                fused[cid] = (score + rrf_share(0), sources)
+
+    # -- link following ----------------------------------------------------------------------------
+
+    def _resolver(self, folder: str) -> LinkResolver:
+        gen = self.store.generation()
+        cached = self._resolver_cache.get(folder)
+        if cached is not None and cached[0] == gen:
+            return cached[1]
+        files = [f for f in self.store.all_files() if f.folder == folder]
+        strip = len(folder) + 1 if folder else 0
+        resolver = LinkResolver({f.path[strip:]: f.aliases for f in files})
+        self._resolver_cache[folder] = (gen, resolver)
+        return resolver
+
+    def _follow_links(
+        self, hits: list[Hit], qvec: Vectors, flt: FileFilter, opts: SearchOptions
+    ) -> list[Hit]:
+        assert self.matrix is not None
+        allowed = set(self.store.file_ids(flt))
+        out: list[Hit] = []
+        placed: set[int] = set()
+        for rank, hit in enumerate(hits):
+            if hit.chunk.id in placed:
+                continue
+            out.append(hit)
+            placed.add(hit.chunk.id)
+            if rank >= opts.follow_links:
+                continue
+            folder = hit.chunk.folder
+            strip = len(folder) + 1 if folder else 0
+            resolver = self._resolver(folder)
+            targets: list[str] = []
+            for link in find_links(hit.chunk.text):
+                if link.kind != "wiki":
+                    continue
+                resolved = resolver.resolve(link.target, hit.chunk.path[strip:])
+                if resolved is None:
+                    continue
+                full = (folder + "/" if folder else "") + resolved.path
+                if full != hit.chunk.path and full not in targets:
+                    targets.append(full)
+            for target in targets:
+                record = self.store.get_file(target)
+                if record is None or record.id not in allowed:
+                    continue
+                chunk_ids = [cid for cid, _ in self.store.chunk_ids_of_files([record.id])]
+                sims = self.matrix.cosine(qvec, chunk_ids)
+                best = sorted(sims.items(), key=lambda kv: -kv[1])[:LINKED_SECTIONS]
+                linked = self.store.chunks_by_id([cid for cid, _ in best])
+                for cid, sim in best:
+                    if cid in placed or cid not in linked:
+                        continue
+                    out.append(Hit(linked[cid], sim, hit.score, ("link",), via_link=True))
+                    placed.add(cid)
+        return out
+
+
+def _rrf(
+    dense: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]]
+) -> dict[int, tuple[float, set[str]]]:
+    fused: dict[int, tuple[float, set[str]]] = {}
+    for name, pool in (("dense", dense), ("lexical", lexical)):
+        for rank, (cid, _) in enumerate(pool):
+            score, sources = fused.get(cid, (0.0, set()))
+            sources.add(name)
+            fused[cid] = (score + rrf_share(rank), sources)
+    return fused
+
+
+def _normalise(pool: Sequence[tuple[int, float]]) -> dict[int, float]:
+    if not pool:
+        return {}
+    values = [s for _, s in pool]
+    lo, hi = min(values), max(values)
+    if hi - lo <= 1e-12:
+        return {cid: 1.0 for cid, _ in pool}
+    return {cid: (s - lo) / (hi - lo) for cid, s in pool}
+
+
+def _score_fusion(
+    dense: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]]
+) -> dict[int, tuple[float, set[str]]]:
+    fused: dict[int, tuple[float, set[str]]] = {}
+    for name, weight, pool in (("dense", 1.0 - LEXICAL_WEIGHT, dense), ("lexical", LEXICAL_WEIGHT, lexical)):
+        for cid, norm in _normalise(pool).items():
+            score, sources = fused.get(cid, (0.0, set()))
+            sources.add(name)
+            fused[cid] = (score + weight * norm, sources)
+    return fused
+
+
+def cap_per_document(hits: list[Hit], cap: int) -> list[Hit]:
+    """Past `cap` sections of one document, its further sections move behind every other document's."""
+    kept: list[Hit] = []
+    spill: list[Hit] = []
+    seen: dict[str, int] = {}
+    for hit in hits:
+        n = seen.get(hit.path, 0)
+        (kept if n < cap else spill).append(hit)
+        seen[hit.path] = n + 1
+    return kept + spill

@@ -1,0 +1,40 @@
+"""Every tool, defined once; `visible_tools` applies read-only mode and `RAGDOWN_DISABLED_TOOLS`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragdown.config import Settings
+from ragdown.tools.base import WRITE_TOOLS, ToolSpec
+from ragdown.tools.hook import CONTEXT
+from ragdown.tools.read import BACKLINKS, LIST, READ_DOC, RECALL, STATS
+from ragdown.tools.write import DELETE, EDIT, MOVE, REINDEX, REMEMBER, WRITE
+
+AnyTool = ToolSpec[Any, Any]
+
+ALL_TOOLS: tuple[AnyTool, ...] = (
+    RECALL,
+    READ_DOC,
+    BACKLINKS,
+    LIST,
+    STATS,
+    CONTEXT,
+    REMEMBER,
+    WRITE,
+    EDIT,
+    MOVE,
+    DELETE,
+    REINDEX,
+)
+
+
+def visible_tools(settings: Settings, tools: tuple[AnyTool, ...] = ALL_TOOLS) -> list[AnyTool]:
+    """The tools an endpoint lists and accepts: write tools only when writable, minus the disabled ones."""
+    return [
+        t
+        for t in tools
+        if not (settings.read_only and t.name in WRITE_TOOLS) and t.name not in settings.disabled_tools
+    ]
+
+
+__all__ = ["ALL_TOOLS", "AnyTool", "ToolSpec", "visible_tools"]

@@ -1,0 +1,99 @@
+"""One definition per tool: name, description, argument model, annotations, handler.
+
+The same `ToolSpec` feeds the MCP server (listing and calls), the HTTP API and the CLI. Arguments are a
+pydantic model: its JSON schema (without pydantic's titles, to keep every agent's context small) is what
+`tools/list` shows, and validating a call against it gives a clear error instead of a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ragdown.errors import Refusal
+
+WRITE_TOOLS = frozenset(
+    {
+        "ragdown_remember",
+        "ragdown_write",
+        "ragdown_edit",
+        "ragdown_move",
+        "ragdown_delete",
+        "ragdown_reindex",
+        "ragdown_create_folder",
+    }
+)
+
+
+class Args(BaseModel):
+    """Base of every tool's arguments: unknown keys are ignored, types are checked strictly enough."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+
+A = TypeVar("A", bound=Args)
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class Annotations:
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool | None = None
+
+    def as_mcp(self) -> dict[str, bool]:
+        if self.read_only:
+            return {"readOnlyHint": True, "openWorldHint": False}
+        out = {"readOnlyHint": False, "destructiveHint": self.destructive, "openWorldHint": False}
+        if self.idempotent is not None:
+            out["idempotentHint"] = self.idempotent
+        return out
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[A, C]):
+    name: str
+    description: str
+    args: type[A]
+    annotations: Annotations
+    handler: Callable[[C, A], Awaitable[str]]
+
+    @property
+    def writes(self) -> bool:
+        return self.name in WRITE_TOOLS
+
+    def input_schema(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        schema: dict[str, Any] = _strip_titles(self.args.model_json_schema())
+        schema.setdefault("properties", {})
+        if extra:
+            schema["properties"] = {**extra, **schema["properties"]}
+        schema.pop("description", None)
+        return schema
+
+    def parse(self, arguments: dict[str, Any] | None) -> A:
+        try:
+            return self.args.model_validate(arguments or {})
+        except ValidationError as err:
+            raise Refusal(400, f"{self.name}: {describe_validation(err)}") from None
+
+    async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str:
+        return await self.handler(ctx, self.parse(arguments))
+
+
+def describe_validation(err: ValidationError) -> str:
+    parts = []
+    for issue in err.errors():
+        where = ".".join(str(p) for p in issue["loc"]) or "arguments"
+        parts.append(f"{where}: {issue['msg']}")
+    return "invalid arguments (" + "; ".join(parts) + ")"
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_titles(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node

@@ -1,0 +1,45 @@
+"""What a tool call runs against: the server-wide runtime and the scope of the endpoint it came through."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragdown.engine import Engine, NotReady
+from ragdown.errors import Refusal
+from ragdown.index.store import Store
+from ragdown.runtime import Runtime
+from ragdown.scope import Scope
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    runtime: Runtime
+    scope: Scope
+
+    @property
+    def engine(self) -> Engine:
+        return self.runtime.engine
+
+    @property
+    def docs_root(self) -> Path:
+        return self.scope.root
+
+    async def ready(self) -> None:
+        """Tool calls wait for the model and the store; the handshake never does."""
+        await self.engine.wait_ready_async()
+
+    def store(self) -> Store:
+        try:
+            return self.engine.require_store()
+        except NotReady as err:
+            raise Refusal(503, f"the index is not available: {err}") from None
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Blocking work (SQLite, embedding, disk) off the event loop."""
+        return await asyncio.to_thread(fn, *args)

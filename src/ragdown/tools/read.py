@@ -1,0 +1,374 @@
+"""The read tools: recall, read_doc, backlinks, list, stats."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ragdown.atomic import SHORT_HASH, sha256_hex
+from ragdown.documents import decode_text, find_links, heading_range, is_markdown_path
+from ragdown.errors import Refusal, bad_request, not_found
+from ragdown.index.store import FileRecord, Store
+from ragdown.linking import folder_files, folder_resolver
+from ragdown.sandbox import split_safe
+from ragdown.search.format import agent_suffix, day, recall_json, recall_text, tags_suffix
+from ragdown.search.hybrid import SearchOptions
+from ragdown.search.scope import OutsideError, normalise_prefix, normalise_tag
+from ragdown.tools.base import Annotations, Args, ToolSpec
+from ragdown.tools.context import ToolContext
+
+READ_ONLY = Annotations(read_only=True)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+BACKLINK_TEXT_LIMIT = 240
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def file_lines(text: str) -> list[str]:
+    """The lines of a file as editors count them: a final line break does not start another line."""
+    if text.endswith(("\r\n", "\n", "\r")):
+        text = text[:-2] if text.endswith("\r\n") else text[:-1]
+    return _LINE_BREAK.split(text)
+
+
+def prefix_arg(ctx: ToolContext, raw: str | None) -> str:
+    if not raw:
+        return ""
+    try:
+        return normalise_prefix(raw)
+    except OutsideError as err:
+        raise bad_request(str(err)) from None
+
+
+# -- ragdown_recall -------------------------------------------------------------------------------
+
+
+class RecallArgs(Args):
+    query: Annotated[str, Field(min_length=1, description="What to look for, in words or exact names.")]
+    top_k: Annotated[int, Field(ge=1, le=50, description="Hits to return (default 8).")] = 8
+    path_prefix: Annotated[str | None, Field(description="Only documents under this folder.")] = None
+    tag: Annotated[str | None, Field(description="Only documents with this tag or one nested under it.")] = (
+        None
+    )
+    written_by: Literal["agent", "user"] | None = None
+    format: Literal["text", "json"] = "text"
+    max_chars: Annotated[
+        int | None, Field(ge=0, description="Characters per hit before clipping; 0 never clips.")
+    ] = None
+
+
+async def recall(ctx: ToolContext, a: RecallArgs) -> str:
+    await ctx.ready()
+    flt = ctx.scope.file_filter(
+        prefix_arg(ctx, a.path_prefix),
+        tag=normalise_tag(a.tag) if a.tag else None,
+        written_by=a.written_by,
+    )
+    rt = ctx.runtime
+    opts = SearchOptions(top_k=a.top_k, max_per_document=rt.max_per_document, follow_links=rt.follow_links)
+    hits = await ctx.run(ctx.engine.search, a.query, flt, opts)
+    limit = a.max_chars if a.max_chars is not None else rt.text_limit
+    if a.format == "json":
+        return recall_json(hits, limit, ctx.scope.view)
+    return recall_text(hits, limit, ctx.scope.view)
+
+
+RECALL = ToolSpec(
+    name="ragdown_recall",
+    description=(
+        "Search the user's Markdown documents (hybrid: meaning + exact words). Call it before answering "
+        "anything the documents might cover. Each hit: path:start-end, heading breadcrumb, tags, cosine "
+        "similarity, the day the file changed, and whether an agent wrote it, then the section's text. "
+        "Read around a hit with ragdown_read_doc. Filters: path_prefix (a folder), tag (nested tags "
+        "match), written_by agent|user. format json gives structured hits."
+    ),
+    args=RecallArgs,
+    annotations=READ_ONLY,
+    handler=recall,
+)
+
+
+# -- ragdown_read_doc -----------------------------------------------------------------------------
+
+
+class ReadDocArgs(Args):
+    path: Annotated[
+        str,
+        Field(
+            min_length=1, description="A path, or a wikilink target: Note, Note#Heading, sub/Note, an alias."
+        ),
+    ]
+    start_line: Annotated[int | None, Field(ge=1)] = None
+    end_line: Annotated[int | None, Field(ge=1)] = None
+
+
+def _no_such(raw: str) -> Refusal:
+    return not_found(f"no such document: {raw} (not a path, and no document by that name or alias)")
+
+
+def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
+    """The docs-relative path `raw` names (a path or a wikilink target), its anchor, and whether it was a link."""
+    scope = ctx.scope
+    try:
+        parts = split_safe(raw.split("#", 1)[0] if "#" in raw and not raw.startswith("#") else raw)
+    except Refusal as err:
+        if "outside" in err.message:
+            raise bad_request(f"{raw!r} is outside the docs folder") from None
+        parts = []
+    if parts:
+        rel = "/".join(parts)
+        candidate = scope.dir / rel
+        if is_markdown_path(rel) and candidate.is_file() and not candidate.is_symlink():
+            anchor = raw.split("#", 1)[1] if "#" in raw else None
+            return scope.docs_path(rel), anchor, False
+    resolver = folder_resolver(store, scope)
+    from_path = scope.folder_path(scope.docs_path("_")) if scope.sub else None
+    resolved = resolver.resolve(raw, from_path)
+    if resolved is None or resolved.path is None or not is_markdown_path(resolved.path):
+        raise _no_such(raw)
+    docs_path = scope.from_folder_path(resolved.path)
+    if not scope.contains(docs_path):
+        raise _no_such(raw)
+    return docs_path, resolved.anchor, True
+
+
+def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None) -> str:
+    store = ctx.store()
+    docs_path, anchor, via_link = _locate(ctx, store, raw)
+    path = ctx.docs_root / docs_path
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise _no_such(raw) from None
+    text, _ = decode_text(data)
+    lines = file_lines(text)
+    total = len(lines)
+    if start is None and end is None and anchor:
+        span = heading_range(lines, anchor)
+        if span is not None:
+            start, end = span
+    first = min(max(start or 1, 1), total)
+    last = min(max(end or total, 1), total)
+    if first > last:
+        raise bad_request(f"start_line {start} is after end_line {end}")
+    notes = [f"hash {sha256_hex(data)[:SHORT_HASH]}"]
+    if via_link:
+        notes.append(f'resolved from "{raw}"')
+    superseding = store.superseded_by().get(docs_path)
+    if superseding:
+        notes.append("superseded by " + ", ".join(ctx.scope.view(p) for p in superseding))
+    header = f"{ctx.scope.view(docs_path)}:{first}-{last} of {total} ({', '.join(notes)})"
+    return header + "\n" + "\n".join(lines[first - 1 : last])
+
+
+async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
+    await ctx.ready()
+    return await ctx.run(read_doc_text, ctx, a.path, a.start_line, a.end_line)
+
+
+READ_DOC = ToolSpec(
+    name="ragdown_read_doc",
+    description=(
+        "Read a document, or lines start_line-end_line of it, straight from disk, never clipped. path may "
+        "be a wikilink target (Note, Note#Heading, an alias); a heading narrows to its section. The first "
+        "line is `path:start-end of total (hash h)`; pass that hash as base_hash to change the file."
+    ),
+    args=ReadDocArgs,
+    annotations=READ_ONLY,
+    handler=read_doc,
+)
+
+
+# -- ragdown_backlinks ----------------------------------------------------------------------------
+
+
+class BacklinksArgs(Args):
+    path: Annotated[str, Field(min_length=1, description="The document linked to.")]
+
+
+def _clip_line(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= BACKLINK_TEXT_LIMIT else text[: BACKLINK_TEXT_LIMIT - 1] + "…"
+
+
+def backlinks_of(ctx: ToolContext, raw: str) -> dict[str, Any]:
+    store = ctx.store()
+    scope = ctx.scope
+    try:
+        parts = split_safe(raw)
+    except Refusal as err:
+        if "outside" in err.message:
+            raise bad_request(f"{raw!r} is outside the docs folder") from None
+        raise
+    target = scope.docs_path("/".join(parts))
+    record = store.get_file(target)
+    if record is None:
+        raise not_found(f"no such document: {raw}")
+    resolver = folder_resolver(store, scope)
+    target_in_folder = scope.folder_path(target)
+    found: list[dict[str, Any]] = []
+    for source in folder_files(store, scope):
+        if source.path == target or not scope.contains(source.path):
+            continue
+        lines = _linking_lines(
+            ctx.docs_root / source.path, scope.folder_path(source.path), resolver, target_in_folder
+        )
+        if lines:
+            found.append({"path": scope.view(source.path), "title": source.title, "lines": lines})
+    return {"path": scope.view(target), "backlinks": found}
+
+
+def _linking_lines(path: Path, from_path: str, resolver: Any, target: str) -> list[dict[str, Any]]:
+    try:
+        text, _ = decode_text(path.read_bytes())
+    except OSError:
+        return []
+    raw_lines = file_lines(text)
+    out: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    for link in find_links(text):
+        resolved = resolver.resolve_link(link, from_path)
+        if resolved is None or resolved.path != target or link.line in seen:
+            continue
+        seen.add(link.line)
+        line_text = raw_lines[link.line - 1] if 0 < link.line <= len(raw_lines) else ""
+        out.append({"line": link.line, "text": _clip_line(line_text)})
+    return out
+
+
+async def backlinks(ctx: ToolContext, a: BacklinksArgs) -> str:
+    await ctx.ready()
+    return compact(await ctx.run(backlinks_of, ctx, a.path))
+
+
+BACKLINKS = ToolSpec(
+    name="ragdown_backlinks",
+    description=(
+        "The documents that link to `path` (by wikilink, alias or relative Markdown link), with each "
+        "linking line. Links inside code do not count."
+    ),
+    args=BacklinksArgs,
+    annotations=READ_ONLY,
+    handler=backlinks,
+)
+
+
+# -- ragdown_list ---------------------------------------------------------------------------------
+
+
+class ListArgs(Args):
+    path_prefix: str | None = None
+    tag: str | None = None
+    written_by: Literal["agent", "user"] | None = None
+    session_id: Annotated[str | None, Field(description="Only documents this session wrote.")] = None
+    sort: Literal["path", "recent"] = "path"
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100
+
+
+def list_line(ctx: ToolContext, f: FileRecord, superseded: dict[str, list[str]]) -> str:
+    extras = [f"changed {day(f.mtime_ns)}"]
+    suffix = agent_suffix(f.created_by)
+    if suffix:
+        extras.append(suffix[2:])
+    if f.session:
+        extras.append(f"session {f.session}")
+    if f.aliases:
+        extras.append("aliases " + ", ".join(f.aliases))
+    if f.path in superseded:
+        extras.append("superseded by " + ", ".join(ctx.scope.view(p) for p in superseded[f.path]))
+    line = f"{ctx.scope.view(f.path)} — {f.title}{tags_suffix(f.tags)} ({', '.join(extras)})"
+    return f"{line}: {f.description}" if f.description else line
+
+
+def list_documents(ctx: ToolContext, a: ListArgs) -> str:
+    store = ctx.store()
+    flt = ctx.scope.file_filter(
+        prefix_arg(ctx, a.path_prefix),
+        tag=normalise_tag(a.tag) if a.tag else None,
+        written_by=a.written_by,
+        session=a.session_id,
+        hide_superseded=False,
+    )
+    total = store.count_files(flt)
+    if total == 0:
+        return "No documents."
+    files = store.list_files(flt, sort=a.sort, limit=a.limit)
+    superseded = store.superseded_by()
+    head = f"documents: {total}" if len(files) == total else f"documents: {len(files)} of {total}"
+    return "\n".join([head, *(list_line(ctx, f, superseded) for f in files)])
+
+
+async def list_docs(ctx: ToolContext, a: ListArgs) -> str:
+    await ctx.ready()
+    return await ctx.run(list_documents, ctx, a)
+
+
+LIST = ToolSpec(
+    name="ragdown_list",
+    description=(
+        "Browse documents instead of searching: a count, then one line each with path, title, tags, the "
+        "day it changed, who wrote it if an agent did (tool and session), what supersedes it, and its "
+        "description. Filters: path_prefix, tag, written_by, session_id; sort path|recent; limit."
+    ),
+    args=ListArgs,
+    annotations=READ_ONLY,
+    handler=list_docs,
+)
+
+
+# -- ragdown_stats --------------------------------------------------------------------------------
+
+
+class StatsArgs(Args):
+    include_files: bool = False
+
+
+def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
+    engine = ctx.engine
+    store = ctx.store()
+    scope = ctx.scope
+    prefixes = (scope.prefix,) if scope.prefix else ()
+    files, chunks = store.counts(prefixes)
+    last = engine.last_sync
+    out: dict[str, Any] = {
+        "docs_dir": str(scope.dir),
+        "data_dir": str(engine.data_dir),
+        "role": engine.role,
+        "embedder": engine.embedder.name if engine.embedder else "none",
+        "read_only": ctx.runtime.settings.read_only,
+        "files": files,
+        "chunks": chunks,
+        "syncing": engine.syncing,
+        "last_sync": {**last.as_dict(), "at": round(last.at * 1000)} if last else None,
+        "scope": str(scope.dir) if scope.is_subfolder else None,
+    }
+    if engine.embedder_error:
+        out["embedder_error"] = engine.embedder_error
+    if include_files:
+        out["file_list"] = [
+            {"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(prefixes)
+        ]
+    return out
+
+
+async def stats(ctx: ToolContext, a: StatsArgs) -> str:
+    await ctx.ready()
+    return compact(await ctx.run(stats_of, ctx, a.include_files))
+
+
+STATS = ToolSpec(
+    name="ragdown_stats",
+    description=(
+        "Index status: folder, files and chunks, embedder, role (primary or reader), whether a sync is "
+        "running, the last sync. include_files lists each file's chunk count."
+    ),
+    args=StatsArgs,
+    annotations=READ_ONLY,
+    handler=stats,
+)

@@ -1,0 +1,160 @@
+"""Two real processes on one index: the primary indexes and watches, a reader searches and forwards."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from ragdown.config import Settings
+from ragdown.engine import Engine
+from ragdown.index.primary import socket_path
+from ragdown.index.store import FileFilter
+from ragdown.search.hybrid import SearchOptions
+from tests.conftest import REPO, isolated_env, write
+
+SECTIONS = 6
+
+
+def versioned(version: int) -> str:
+    body = "\n\n".join(f"## Part {i}\n\nmarker v{version} part {i}" for i in range(SECTIONS))
+    return f"# Doc\n\n{body}\n"
+
+
+@pytest.fixture
+def env(tmp_path: Path, docs: Path) -> dict[str, str]:
+    return isolated_env(
+        tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(tmp_path / "data"), RAGDOWN_WATCH="true"
+    )
+
+
+@pytest.fixture
+def primary(env: dict[str, str], docs: Path) -> Iterator[Callable[[], subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+
+    def start() -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.index.primary_process", str(docs)],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        procs.append(proc)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "role primary"
+        assert proc.stdout.readline().strip() == "synced"
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def reader(env: dict[str, str], docs: Path) -> Engine:
+    engine = Engine(Settings.from_env(env), "stdio", docs_dir=docs, takeover_interval_s=3600)
+    engine.start(background=False, initial_sync=False, watch=False)
+    return engine
+
+
+def file_versions(engine: Engine, path: str) -> list[str]:
+    """Every chunk of `path` as one snapshot sees it: the version marker each holds."""
+    store = engine.require_store()
+    with store.read_snapshot():
+        record = store.get_file(path)
+        if record is None:
+            return []
+        ids = [cid for cid, _ in store.chunk_ids_of_files([record.id])]
+        texts = [c.text for c in store.chunks_by_id(ids).values()]
+    return [t.split()[1] for t in texts if t.startswith("marker")]
+
+
+def test_a_second_process_is_a_reader_that_sees_the_primarys_commits(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    write(docs, "doc.md", versioned(0))
+    primary()
+    engine = reader(env, docs)
+    try:
+        assert engine.role == "reader"
+        assert engine.indexer is None
+        assert set(file_versions(engine, "doc.md")) == {"v0"}
+
+        write(docs, "doc.md", versioned(1))
+        changed = time.monotonic()
+        seen_after = None
+        while time.monotonic() - changed < 10:
+            hits = engine.search("marker v1 part", FileFilter(), SearchOptions(top_k=3))
+            if hits and "v1" in hits[0].chunk.text:
+                seen_after = time.monotonic() - changed
+                break
+            time.sleep(0.05)
+        assert seen_after is not None, "the reader never saw the primary's re-index"
+        assert seen_after < 2.0, f"the reader saw the change after {seen_after:.2f} s"
+
+        # A sync asked of a reader runs in the primary.
+        write(docs, "other.md", "# Other\n\nforwarded\n")
+        report = engine.sync()
+        assert report["added"] == 1
+        assert engine.search("forwarded", FileFilter(), SearchOptions(top_k=1))[0].path == "other.md"
+    finally:
+        engine.close()
+
+
+def test_a_reader_never_sees_part_of_a_file(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    write(docs, "doc.md", versioned(0))
+    primary()
+    engine = reader(env, docs)
+    stop = threading.Event()
+    torn: list[list[str]] = []
+    looks = 0
+
+    def watch() -> None:
+        nonlocal looks
+        while not stop.is_set():
+            versions = file_versions(engine, "doc.md")
+            looks += 1
+            if len(versions) != SECTIONS or len(set(versions)) != 1:
+                torn.append(versions)
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    try:
+        for version in range(1, 15):
+            write(docs, "doc.md", versioned(version))
+            engine.sync()
+    finally:
+        stop.set()
+        thread.join()
+        engine.close()
+    assert looks > 50
+    assert torn == []
+
+
+def test_a_dead_primarys_socket_is_taken_over(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    write(docs, "doc.md", versioned(0))
+    proc = primary()
+    engine = reader(env, docs)
+    try:
+        assert engine.role == "reader"
+        proc.kill()
+        proc.wait()
+        assert socket_path(Path(env["RAGDOWN_DATA_DIR"])).exists()  # stale: nobody listens
+        assert engine.try_promote()
+        assert engine.role == "primary"
+        write(docs, "new.md", "# New\n\ntaken over\n")
+        assert engine.sync()["added"] == 1
+    finally:
+        engine.close()

@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from ragdown.config import Settings
+from ragdown.engine import Engine
+from ragdown.index.embedders import HashEmbedder, Vectors
+from ragdown.index.store import FileFilter, IndexMeta, Store
+from ragdown.index.sync import Indexer, SyncReport
+from ragdown.search.hybrid import SearchOptions
+from tests.conftest import write
+
+OpenEngine = Callable[..., Engine]
+
+
+def report(engine: Engine) -> dict[str, int]:
+    return engine.sync()
+
+
+def test_adds_updates_and_removes_incrementally(docs: Path, open_engine: OpenEngine) -> None:
+    write(docs, "a.md", "# A\n\nalpha text\n")
+    write(docs, "sub/b.md", "# B\n\nbeta text\n")
+    write(docs, ".git/c.md", "# C\n\nhidden\n")
+    write(docs, "node_modules/d.md", "# D\n\nvendored\n")
+    write(docs, ".obsidian/e.md", "# E\n")
+    write(docs, "notes.txt", "not markdown")
+    write(docs, "UPPER.MD", "# Upper\n\nshouting\n")
+    write(docs, "x.markdown", "# X\n\nx\n")
+    write(docs, "y.mdx", "# Y\n\ny\n")
+    engine = open_engine(docs, sync=False)
+    first = report(engine)
+    assert first == {**first, "added": 5, "updated": 0, "removed": 0, "unchanged": 0}
+    store = engine.require_store()
+    assert sorted(f.path for f in store.all_files()) == [
+        "UPPER.MD",
+        "a.md",
+        "sub/b.md",
+        "x.markdown",
+        "y.mdx",
+    ]
+
+    again = report(engine)
+    assert again == {**again, "added": 0, "updated": 0, "removed": 0, "unchanged": 5, "chunks": 0}
+
+    write(docs, "a.md", "# A\n\nalpha text changed\n")
+    (docs / "sub/b.md").unlink()
+    second = report(engine)
+    assert (second["added"], second["updated"], second["removed"], second["unchanged"]) == (0, 1, 1, 3)
+    assert second["chunks"] == 1
+
+
+def test_a_touched_file_is_not_re_embedded_and_keeps_its_mtime(docs: Path, open_engine: OpenEngine) -> None:
+    path = write(docs, "a.md", "# A\n\nalpha\n")
+    os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    engine = open_engine(docs)
+    store = engine.require_store()
+    before = store.get_file("a.md")
+    assert before is not None
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    touched = report(engine)
+    assert (touched["updated"], touched["unchanged"], touched["chunks"]) == (0, 1, 0)
+    after = store.get_file("a.md")
+    assert after is not None
+    assert after.mtime_ns == before.mtime_ns == 1_600_000_000_000_000_000
+    # The new stat is remembered: the next sync skips the file without reading it.
+    assert store.file_states()["a.md"].stat_mtime_ns == 1_700_000_000_000_000_000
+
+
+def test_full_reindex_re_embeds_everything(docs: Path, open_engine: OpenEngine) -> None:
+    write(docs, "a.md", "# A\n\none\n\n## B\n\ntwo\n")
+    engine = open_engine(docs)
+    full = engine.sync(full=True)
+    assert (full["added"], full["chunks"]) == (1, 2)
+
+
+def test_serve_mode_indexes_folders_and_lists_loose_files(docs: Path, open_engine: OpenEngine) -> None:
+    write(docs, "loose.md", "# Loose\n")
+    write(docs, "work/a.md", "# A\n\nalpha\n")
+    write(docs, "home/b.md", "# B\n\nbeta\n")
+    engine = open_engine(docs, "serve")
+    store = engine.require_store()
+    assert sorted((f.folder, f.path) for f in store.all_files()) == [
+        ("home", "home/b.md"),
+        ("work", "work/a.md"),
+    ]
+    assert engine.indexer is not None
+    assert engine.indexer.loose_files == ["loose.md"]
+
+
+def test_symlinks_are_not_followed(docs: Path, tmp_path: Path, open_engine: OpenEngine) -> None:
+    outside = tmp_path / "outside"
+    write(outside, "secret.md", "# Secret\n\nsecret words\n")
+    (docs / "link").symlink_to(outside, target_is_directory=True)
+    (docs / "file.md").symlink_to(outside / "secret.md")
+    write(docs, "real.md", "# Real\n")
+    engine = open_engine(docs)
+    assert [f.path for f in engine.require_store().all_files()] == ["real.md"]
+
+
+def test_single_flight_shares_one_follow_up(docs: Path, open_engine: OpenEngine) -> None:
+    for i in range(30):
+        write(docs, f"n{i}.md", f"# Note {i}\n\n" + "words and more words\n\n" * 40)
+    engine = open_engine(docs, sync=False)
+    indexer = engine.indexer
+    assert indexer is not None
+    gate = threading.Event()
+    calls: list[bool] = []
+    original = indexer.sync
+
+    def slow_sync(full: bool = False) -> SyncReport:
+        calls.append(full)
+        gate.wait(5)
+        return original(full)
+
+    indexer.sync = slow_sync  # type: ignore[method-assign]
+    first = indexer.request_sync()
+    second = indexer.request_sync()
+    third = indexer.request_sync(full=True)
+    assert second is third
+    assert first is not second
+    gate.set()
+    assert first.result(10).added == 30
+    follow = second.result(10)
+    assert follow.added == 30  # the follow-up was full: everything re-embedded
+    assert calls == [False, True]
+    assert not indexer.syncing
+
+
+class GatedEmbedder(HashEmbedder):
+    """The hash embedder, made to stop inside a sync until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.gate = False
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.gate:
+            self.entered.set()
+            assert self.release.wait(30)
+        return super().embed_documents(texts)
+
+
+def test_searches_never_wait_for_a_sync(docs: Path, make_settings: Callable[..., Settings]) -> None:
+    write(docs, "a.md", "# Alpha\n\nquartz crystal\n")
+    embedder = GatedEmbedder()
+    engine = Engine(make_settings(docs), "stdio", docs_dir=docs, embedder=embedder)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        engine.sync()
+        write(docs, "b.md", "# Beta\n\nquartz too\n")
+        embedder.gate = True
+        assert engine.indexer is not None
+        pending = engine.indexer.request_sync()
+        assert embedder.entered.wait(10)
+        # The sync is stuck inside the embedder: a search still answers, from what is committed.
+        hits = engine.search("quartz", FileFilter(), SearchOptions(top_k=5))
+        assert [h.path for h in hits] == ["a.md"]
+        assert engine.syncing
+        embedder.release.set()
+        assert pending.result(30).added == 1
+        assert [h.path for h in engine.search("quartz", FileFilter(), SearchOptions(top_k=5))] == [
+            "a.md",
+            "b.md",
+        ]
+    finally:
+        embedder.release.set()
+        engine.close()
+
+
+def test_rebuilds_when_the_embedder_changes(docs: Path, open_engine: OpenEngine, tmp_path: Path) -> None:
+    write(docs, "a.md", "# A\n\nalpha\n")
+    engine = open_engine(docs)
+    engine.close()
+    store = Store(tmp_path / "data", writable=True)
+    assert store.read_meta()["embedder"] == "hash-384"
+    assert store.ensure_meta(IndexMeta(embedder="other", dim=384, chunker_version=99)) is True
+    assert store.all_files() == []
+    store.close()
+    engine2 = open_engine(docs, sync=False)
+    assert engine2.require_store().read_meta()["embedder"] == "hash-384"
+    assert engine2.sync()["added"] == 1
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_indexer_reports_progress(docs: Path, open_engine: OpenEngine, full: bool) -> None:
+    for i in range(5):
+        write(docs, f"n{i}.md", f"# N{i}\n\ntext {i}\n")
+    engine = open_engine(docs, sync=False)
+    indexer: Indexer | None = engine.indexer
+    assert indexer is not None
+    seen: list[tuple[int, int]] = []
+    indexer.add_progress_listener(lambda p: seen.append((p.files_done, p.files_total)))
+    indexer.sync(full)
+    assert seen[-1] == (5, 5)

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragdown.config import ConfigError, Settings, validate_notes_dir
+
+
+def test_defaults_follow_the_spec(tmp_path: Path) -> None:
+    s = Settings.from_env({"RAGDOWN_DOCS_DIR": str(tmp_path), "HOME": str(tmp_path)})
+    assert s.embedder == "granite-small"
+    assert s.text_limit == 2000
+    assert s.notes_dir == "notes"
+    assert s.watch is True
+    assert s.port == 3000
+    assert s.keep_alive_timeout_ms == 75_000
+    assert s.models_dir == tmp_path / ".cache" / "ragdown" / "models"
+
+
+def test_data_dir_differs_per_mode(tmp_path: Path) -> None:
+    s = Settings.from_env({"RAGDOWN_DOCS_DIR": str(tmp_path), "HOME": str(tmp_path)})
+    stdio, serve = s.data_dir("stdio"), s.data_dir("serve")
+    assert stdio != serve
+    assert stdio.parent == tmp_path / ".cache" / "ragdown"
+    assert len(stdio.name) == 16
+
+
+def test_bad_values_name_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="RAGDOWN_WATCH"):
+        Settings.from_env({"RAGDOWN_WATCH": "perhaps"})
+    with pytest.raises(ConfigError, match="RAGDOWN_HOOK_MIN_SCORE"):
+        Settings.from_env({"RAGDOWN_HOOK_MIN_SCORE": "2"})
+    with pytest.raises(ConfigError, match="RAGDOWN_TEXT_LIMIT"):
+        Settings.from_env({"RAGDOWN_TEXT_LIMIT": "many"})
+
+
+def test_disabled_tools_are_trimmed() -> None:
+    s = Settings.from_env({"RAGDOWN_DISABLED_TOOLS": " ragdown_stats , ragdown_reindex,,"})
+    assert s.disabled_tools == frozenset({"ragdown_stats", "ragdown_reindex"})
+
+
+@pytest.mark.parametrize("bad", ["../x", "/abs", ".hidden", "a/node_modules", "a\x00b", "C:/x"])
+def test_notes_dir_must_stay_inside(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        validate_notes_dir(bad)
+
+
+def test_notes_dir_dot_is_the_root() -> None:
+    assert validate_notes_dir(".") == "."
+    assert validate_notes_dir("./agent/notes/") == "agent/notes"
