@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "stdio", help="the MCP server an MCP client launches (serves RAGDOWN_DOCS_DIR as one folder)"
     )
+    sub.add_parser(
+        "serve",
+        help="HTTP: each folder of RAGDOWN_DOCS_DIR as an MCP endpoint, the /api routes and the web UI",
+    )
 
     ix = sub.add_parser("index", help="index (or re-sync) a folder of Markdown")
     ix.add_argument("dir", type=Path)
@@ -138,6 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ragdown.mcpserver import run_stdio
 
             asyncio.run(run_stdio(settings))
+            return 0
+        if args.command == "serve":
+            from ragdown.http.serve import run
+
+            run(settings)
             return 0
         if args.command == "index":
             return _index(settings, args)

@@ -148,6 +148,8 @@ class Settings:
     token: str | None = None
     secure_local_net: bool = False
     allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    host: str = "0.0.0.0"
     log_level: str = "INFO"
 
     @classmethod
@@ -161,6 +163,9 @@ class Settings:
             name.strip() for name in (env.get("RAGDOWN_DISABLED_TOOLS") or "").split(",") if name.strip()
         )
         hosts = tuple(h.strip() for h in (env.get("RAGDOWN_ALLOWED_HOSTS") or "").split(",") if h.strip())
+        origins = tuple(
+            o.strip().rstrip("/") for o in (env.get("RAGDOWN_ALLOWED_ORIGINS") or "").split(",") if o.strip()
+        )
         level = (_str(env, "RAGDOWN_LOG_LEVEL") or "INFO").upper()
         if level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
             raise ConfigError(f"RAGDOWN_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, not {level!r}")
@@ -194,6 +199,8 @@ class Settings:
             token=_str(env, "RAGDOWN_TOKEN"),
             secure_local_net=_bool(env, "SECURE_LOCAL_NET", False),
             allowed_hosts=hosts,
+            allowed_origins=origins,
+            host=_str(env, "RAGDOWN_HOST") or "0.0.0.0",
             log_level=level,
         )
 

@@ -78,6 +78,7 @@ class Engine:
         self._progress_listeners: list[ProgressFn] = []
         self._initial_sync: bool = True
         self._watch: bool = settings.watch
+        self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -107,24 +108,29 @@ class Engine:
         finally:
             self._ready.set()
 
-    def _load_embedder(self) -> None:
+    def load_embedder(self, spec: str) -> Embedder:
+        """Load an embedder by its `RAGDOWN_EMBEDDER` spec; `EmbedderError` says why it cannot."""
         s = self.settings
         started = time.perf_counter()
+        embedder = load_embedder(
+            spec,
+            models_dir=s.models_dir,
+            threads=s.threads,
+            hf_endpoint=s.hf_endpoint,
+            embedding_url=s.embedding_url,
+            api_key=s.embedding_api_key,
+        )
+        log.info("embedder %s loaded in %.0f ms", embedder.name, (time.perf_counter() - started) * 1000)
+        return embedder
+
+    def _load_embedder(self) -> None:
+        spec = self.embedder_spec or self.settings.embedder
         try:
-            self.embedder = load_embedder(
-                s.embedder,
-                models_dir=s.models_dir,
-                threads=s.threads,
-                hf_endpoint=s.hf_endpoint,
-                embedding_url=s.embedding_url,
-                api_key=s.embedding_api_key,
-            )
+            self.embedder = self.load_embedder(spec)
         except EmbedderError as err:
             self.embedder = None
             self.embedder_error = f"{err} Search runs on BM25 alone until the embedder can load."
-            log.error("embedder %s could not load: %s", s.embedder, self.embedder_error)
-            return
-        log.info("embedder %s loaded in %.0f ms", self.embedder.name, (time.perf_counter() - started) * 1000)
+            log.error("embedder %s could not load: %s", spec, self.embedder_error)
 
     def _meta(self) -> IndexMeta:
         emb = self.embedder
@@ -257,6 +263,37 @@ class Engine:
     @property
     def embedder_name(self) -> str:
         return self.embedder.name if self.embedder is not None else "none (BM25 only)"
+
+    def set_watch(self, on: bool) -> None:
+        """Start or stop watching (the primary only watches)."""
+        self._watch = on
+        with self._role_lock:
+            if self.role != "primary":
+                return
+            if on and self.watcher is None:
+                self.watcher = Watcher(
+                    self.root, lambda: self.indexer.request_sync() if self.indexer else None
+                )
+                self.watcher.start()
+            elif not on and self.watcher is not None:
+                self.watcher.stop()
+                self.watcher = None
+
+    def switch_embedder(self, embedder: Embedder) -> None:
+        """Use an already loaded embedder: the index is dropped and rebuilt with it in the background."""
+        with self._role_lock:
+            if self.role != "primary" or self.store is None or self.indexer is None:
+                raise NotReady("only the primary can change the embedder")
+            old = self.indexer
+            with old.retiring():
+                self.embedder = embedder
+                self.embedder_error = None
+                self.store.ensure_meta(self._meta())
+                self.searcher = Searcher(self.store, embedder, folders=self.folders)
+                self.indexer = Indexer(self.root, self.store, embedder, folders=self.folders)
+                for fn in self._progress_listeners:
+                    self.indexer.add_progress_listener(fn)
+        self.indexer.request_sync()
 
     def close(self) -> None:
         self._closed.set()

@@ -21,7 +21,7 @@ from ragdown.errors import Refusal
 from ragdown.index.embedders import min_score_warning
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
-from ragdown.tools import AnyTool, visible_tools
+from ragdown.tools import ALL_TOOLS, AnyTool, visible_tools
 from ragdown.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
@@ -57,8 +57,10 @@ async def call_tool(
         )
 
 
-def build_server(runtime: Runtime, scope: Scope, *, name: str, title: str) -> Server[Any]:
-    tools = {t.name: t for t in visible_tools(runtime.settings)}
+def build_server(
+    runtime: Runtime, scope: Scope, *, name: str, title: str, tools: tuple[AnyTool, ...] = ALL_TOOLS
+) -> Server[Any]:
+    visible = {t.name: t for t in visible_tools(runtime.settings, tools)}
     listing = [
         types.Tool(
             name=t.name,
@@ -66,7 +68,7 @@ def build_server(runtime: Runtime, scope: Scope, *, name: str, title: str) -> Se
             input_schema=t.input_schema(),
             annotations=types.ToolAnnotations.model_validate(t.annotations.as_mcp()),
         )
-        for t in tools.values()
+        for t in visible.values()
     ]
     ctx = ToolContext(runtime=runtime, scope=scope)
 
@@ -78,7 +80,7 @@ def build_server(runtime: Runtime, scope: Scope, *, name: str, title: str) -> Se
     async def on_call_tool(
         _: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await call_tool(tools, ctx, params.name, params.arguments)
+        return await call_tool(visible, ctx, params.name, params.arguments)
 
     return Server(
         name,

@@ -16,6 +16,7 @@ from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
 from ragdown.index.embedders import default_min_score, unrelated_score
+from ragdown.querylog import QueryLog
 
 HOOK_DEFAULT_TOP_K = 4
 HOOK_DEFAULT_MIN_RATIO = 0.95
@@ -70,6 +71,7 @@ class Runtime:
         self.engine = engine
         self.saved: dict[str, Any] = dict(saved or {})
         self.memory = HookMemory()
+        self.query_log = QueryLog(engine.data_dir)
 
     def _value(self, key: str, env_value: Any) -> Any:
         saved = self.saved.get(key)
@@ -86,6 +88,23 @@ class Runtime:
     @property
     def follow_links(self) -> int:
         return int(self._value("follow_links", self.settings.follow_links))
+
+    @property
+    def query_log_enabled(self) -> bool:
+        return bool(self._value("query_log", self.settings.query_log))
+
+    @property
+    def watch(self) -> bool:
+        return bool(self._value("watch", self.settings.watch))
+
+    @property
+    def root_mcp(self) -> bool:
+        return bool(self._value("root_mcp", self.settings.root_mcp))
+
+    def log(self, kind: str, **fields: Any) -> None:
+        """One line in the query log, when it is on."""
+        if self.query_log_enabled:
+            self.query_log.record(kind, **fields)
 
     @property
     def embedder_spec(self) -> str:

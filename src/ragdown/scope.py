@@ -20,6 +20,11 @@ class Scope:
     root: Path  # the docs dir, resolved
     folder: str  # '' in stdio mode, else the folder name
     sub: str = ""  # a subfolder of the folder, '' for its root
+    folders: tuple[str, ...] | None = None  # the root endpoint: every folder with MCP on, none chosen
+
+    @property
+    def is_root(self) -> bool:
+        return self.folders is not None
 
     @property
     def folder_prefix(self) -> str:
@@ -50,7 +55,10 @@ class Scope:
         return f"{self.prefix}/{scope_path}" if self.prefix else scope_path
 
     def view(self, docs_path: str) -> str:
-        """A docs-relative path as the scope shows it."""
+        """A docs-relative path as the scope shows it (`[work] backups.md` at the root endpoint)."""
+        if self.folders is not None:
+            folder, _, rest = docs_path.partition("/")
+            return f"[{folder}] {rest}"
         if not self.prefix:
             return docs_path
         return docs_path[len(self.prefix) + 1 :] if docs_path.startswith(self.prefix + "/") else docs_path
@@ -65,6 +73,8 @@ class Scope:
         return f"{self.folder}/{folder_path}" if self.folder else folder_path
 
     def contains(self, docs_path: str) -> bool:
+        if self.folders is not None:
+            return docs_path.split("/", 1)[0] in self.folders
         return not self.prefix or docs_path.startswith(self.prefix + "/")
 
     def file_filter(
@@ -76,8 +86,16 @@ class Scope:
         session: str | None = None,
         hide_superseded: bool = True,
     ) -> FileFilter:
-        base = self.prefix
-        prefix = "/".join(p for p in (base, path_prefix) if p)
+        if self.folders is not None:
+            return FileFilter(
+                prefixes=tuple(f"{f}/{path_prefix}" for f in self.folders) if path_prefix else (),
+                folders=self.folders,
+                tag=tag,
+                written_by=written_by,
+                session=session,
+                hide_superseded=hide_superseded,
+            )
+        prefix = "/".join(p for p in (self.prefix, path_prefix) if p)
         return FileFilter(
             prefixes=(prefix,) if prefix else (),
             tag=tag,

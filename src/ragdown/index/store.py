@@ -161,6 +161,7 @@ class FileFilter:
     """
 
     prefixes: tuple[str, ...] = ()
+    folders: tuple[str, ...] | None = None  # None: any folder; (): none at all
     tag: str | None = None
     written_by: str | None = None  # "agent" | "user"
     session: str | None = None
@@ -446,8 +447,9 @@ class Store:
             return 0
         return int(row[0]) if row else 0
 
-    def counts(self, prefixes: Sequence[str] = ()) -> tuple[int, int]:
-        where, params = _prefix_sql(prefixes, "path")
+    def counts(self, flt: FileFilter) -> tuple[int, int]:
+        """(files, chunks) under the filter."""
+        where, params = self.file_filter_sql(flt)
         row = (
             self._reader()
             .execute(f"SELECT count(*), coalesce(sum(chunk_count), 0) FROM files WHERE {where}", params)
@@ -518,6 +520,9 @@ class Store:
             where, p = _prefix_sql(flt.prefixes, "path")
             clauses.append(where)
             params += p
+        if flt.folders is not None:
+            clauses.append("folder IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(flt.folders), ensure_ascii=False))
         if flt.tag:
             tag = _escape_like(flt.tag)
             clauses.append("(tags LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
@@ -588,8 +593,8 @@ class Store:
         )
         return [(int(a), int(b)) for a, b in rows]
 
-    def file_chunk_counts(self, prefixes: Sequence[str] = ()) -> list[tuple[str, int]]:
-        where, params = _prefix_sql(prefixes, "path")
+    def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]:
+        where, params = self.file_filter_sql(flt)
         rows = self._reader().execute(
             f"SELECT path, chunk_count FROM files WHERE {where} ORDER BY path", params
         )

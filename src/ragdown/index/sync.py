@@ -10,11 +10,12 @@ shares. Searches never wait for a sync: they read committed state through their 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,7 @@ class Indexer:
         self._follow_up: Future[SyncReport] | None = None
         self._follow_up_full = False
         self._listeners: list[ProgressFn] = []
+        self._retired = False
 
     @property
     def syncing(self) -> bool:
@@ -124,6 +126,13 @@ class Indexer:
 
     def add_progress_listener(self, fn: ProgressFn) -> None:
         self._listeners.append(fn)
+
+    @contextlib.contextmanager
+    def retiring(self) -> Iterator[None]:
+        """Wait for a running sync to finish, then retire this indexer: later syncs are refused."""
+        with self._run_lock:
+            self._retired = True
+            yield
 
     # -- single flight -----------------------------------------------------------------------------
 
@@ -163,6 +172,8 @@ class Indexer:
     def sync(self, full: bool = False) -> SyncReport:
         """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
         with self._run_lock:
+            if self._retired:
+                raise SyncError("this indexer was replaced (the embedder changed); sync again")
             try:
                 report = self._sync(full)
             except Exception as err:

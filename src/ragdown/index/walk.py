@@ -78,3 +78,17 @@ def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
     files.sort(key=lambda f: f.path)
     loose.sort()
     return WalkResult(files, loose)
+
+
+def loose_markdown(root: Path) -> list[str]:
+    """Markdown directly in the docs dir, outside every folder: `serve` lists these but never indexes them."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    names = [
+        e.name
+        for e in entries
+        if not e.name.startswith(".") and is_markdown(e.name) and e.is_file(follow_symlinks=False)
+    ]
+    return sorted(names)

@@ -8,6 +8,7 @@ from ragdown.config import Settings
 from ragdown.tools.base import WRITE_TOOLS, ToolSpec
 from ragdown.tools.hook import CONTEXT
 from ragdown.tools.read import BACKLINKS, LIST, READ_DOC, RECALL, STATS
+from ragdown.tools.root import CREATE_FOLDER, FOLDERS, with_folder
 from ragdown.tools.write import DELETE, EDIT, MOVE, REINDEX, REMEMBER, WRITE
 
 AnyTool = ToolSpec[Any, Any]
@@ -28,6 +29,9 @@ ALL_TOOLS: tuple[AnyTool, ...] = (
 )
 
 
+ROOT_TOOLS: tuple[AnyTool, ...] = (*(with_folder(t) for t in ALL_TOOLS), FOLDERS, CREATE_FOLDER)
+
+
 def visible_tools(settings: Settings, tools: tuple[AnyTool, ...] = ALL_TOOLS) -> list[AnyTool]:
     """The tools an endpoint lists and accepts: write tools only when writable, minus the disabled ones."""
     return [
@@ -37,4 +41,4 @@ def visible_tools(settings: Settings, tools: tuple[AnyTool, ...] = ALL_TOOLS) ->
     ]
 
 
-__all__ = ["ALL_TOOLS", "AnyTool", "ToolSpec", "visible_tools"]
+__all__ = ["ALL_TOOLS", "ROOT_TOOLS", "AnyTool", "ToolSpec", "visible_tools"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -25,6 +26,7 @@ from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, words
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.read import hit_summaries
 
 MIN_PROMPT_CHARS = 12
 CAUTION = (
@@ -158,7 +160,23 @@ def hook_context(ctx: ToolContext, a: ContextArgs) -> HookResult:
 
 async def context(ctx: ToolContext, a: ContextArgs) -> str:
     await ctx.ready()
+    started = time.perf_counter()
     result = await ctx.run(hook_context, ctx, a)
+    ctx.runtime.log(
+        "context",
+        scope=str(ctx.scope.dir),
+        query=a.prompt.strip(),
+        session=a.session_id,
+        skipped=result.skipped,
+        dropped={
+            "seen": result.seen_before,
+            "min_score": result.below_score,
+            "min_ratio": result.below_ratio,
+        },
+        candidates=result.candidates,
+        hits=hit_summaries(result.injected, ctx.scope.view),
+        ms=round((time.perf_counter() - started) * 1000, 1),
+    )
     if not result.text:
         return ""
     if a.format == "claude-code":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,7 +18,7 @@ from ragdown.index.store import FileRecord, Store
 from ragdown.linking import folder_files, folder_resolver
 from ragdown.sandbox import split_safe
 from ragdown.search.format import agent_suffix, day, recall_json, recall_text, tags_suffix
-from ragdown.search.hybrid import SearchOptions
+from ragdown.search.hybrid import Hit, SearchOptions
 from ragdown.search.scope import OutsideError, normalise_prefix, normalise_tag
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
@@ -24,6 +26,20 @@ from ragdown.tools.context import ToolContext
 READ_ONLY = Annotations(read_only=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 BACKLINK_TEXT_LIMIT = 240
+
+
+def hit_summaries(hits: Sequence[Hit], view: Callable[[str], str]) -> list[dict[str, Any]]:
+    """What the query log keeps of each hit: where it is and how it scored, never its text."""
+    return [
+        {
+            "path": view(h.path),
+            "start_line": h.chunk.start_line,
+            "end_line": h.chunk.end_line,
+            "similarity": round(h.similarity, 4),
+            "score": round(h.score, 5),
+        }
+        for h in hits
+    ]
 
 
 def compact(value: Any) -> str:
@@ -72,7 +88,16 @@ async def recall(ctx: ToolContext, a: RecallArgs) -> str:
     )
     rt = ctx.runtime
     opts = SearchOptions(top_k=a.top_k, max_per_document=rt.max_per_document, follow_links=rt.follow_links)
+    started = time.perf_counter()
     hits = await ctx.run(ctx.engine.search, a.query, flt, opts)
+    rt.log(
+        "recall",
+        scope=str(ctx.scope.dir),
+        query=a.query,
+        filters={"path_prefix": a.path_prefix, "tag": a.tag, "written_by": a.written_by, "top_k": a.top_k},
+        hits=hit_summaries(hits, ctx.scope.view),
+        ms=round((time.perf_counter() - started) * 1000, 1),
+    )
     limit = a.max_chars if a.max_chars is not None else rt.text_limit
     if a.format == "json":
         return recall_json(hits, limit, ctx.scope.view)
@@ -169,7 +194,9 @@ def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None
 
 async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
     await ctx.ready()
-    return await ctx.run(read_doc_text, ctx, a.path, a.start_line, a.end_line)
+    text = await ctx.run(read_doc_text, ctx, a.path, a.start_line, a.end_line)
+    ctx.runtime.log("read", scope=str(ctx.scope.dir), path=text.split(":", 1)[0], raw=a.path)
+    return text
 
 
 READ_DOC = ToolSpec(
@@ -333,8 +360,8 @@ def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
     engine = ctx.engine
     store = ctx.store()
     scope = ctx.scope
-    prefixes = (scope.prefix,) if scope.prefix else ()
-    files, chunks = store.counts(prefixes)
+    flt = scope.file_filter(hide_superseded=False)
+    files, chunks = store.counts(flt)
     last = engine.last_sync
     out: dict[str, Any] = {
         "docs_dir": str(scope.dir),
@@ -351,9 +378,7 @@ def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
     if engine.embedder_error:
         out["embedder_error"] = engine.embedder_error
     if include_files:
-        out["file_list"] = [
-            {"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(prefixes)
-        ]
+        out["file_list"] = [{"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(flt)]
     return out
 
 

@@ -291,7 +291,8 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def move_path(ctx: ToolContext, a: MoveArgs) -> str:
+def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
+    """Move a document or subfolder and rewrite the links to it: (from, to, documents updated)."""
     scope = ctx.scope
     src = resolve_in(scope.dir, a.source, markdown=False)
     if not src.exists():
@@ -345,15 +346,14 @@ def move_path(ctx: ToolContext, a: MoveArgs) -> str:
                 continue  # changed meanwhile: their version wins
             atomic.replace(target, rw.text.encode())
         updated.append(scope.view(scope.from_folder_path(rw.new_path)))
-    answer = f"moved {src_rel} to {dst_rel}"
-    return answer + (f"; links updated in {', '.join(sorted(updated))}" if updated else "")
+    return src_rel, dst_rel, sorted(updated)
 
 
 async def move(ctx: ToolContext, a: MoveArgs) -> str:
     await ctx.ready()
-    answer = await ctx.run(move_path, ctx, a)
+    src, dst, updated = await ctx.run(move_path, ctx, a)
     await _synced(ctx)
-    return answer
+    return f"moved {src} to {dst}" + (f"; links updated in {', '.join(updated)}" if updated else "")
 
 
 MOVE = ToolSpec(

@@ -1,0 +1,1 @@
+"""`ragdown serve`: folders as MCP endpoints, the `/api` routes and the web UI over HTTP."""

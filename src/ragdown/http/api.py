@@ -1,0 +1,619 @@
+"""The `/api` routes behind the web UI (behaviour spec A12).
+
+Every `path` here includes its folder (`work/notes/a.md`). Writes answer after the index has synced.
+Errors are `{error, code?}` with the status of the `Refusal` raised; anything else is a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+import shutil
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ragdown import __version__, atomic
+from ragdown.atomic import check_base, path_lock, sha256_hex
+from ragdown.documents import decode_text, has_crlf, is_markdown_path, to_crlf
+from ragdown.engine import Engine
+from ragdown.errors import Refusal, bad_request, conflict, forbidden, not_found
+from ragdown.folders import (
+    HOOK_KEYS,
+    folder_settings,
+    hook_value_error,
+    list_folders,
+    read_settings_file,
+    validate_folder_name,
+    write_settings_file,
+)
+from ragdown.http import serversettings
+from ragdown.index.embedders import EmbedderError
+from ragdown.index.store import FileFilter
+from ragdown.index.walk import loose_markdown
+from ragdown.linking import folder_resolver
+from ragdown.render import render_document
+from ragdown.runtime import Runtime
+from ragdown.sandbox import resolve_in, split_safe
+from ragdown.scope import Scope
+from ragdown.search.hybrid import SearchOptions
+from ragdown.search.scope import normalise_tag
+from ragdown.tools.context import ToolContext
+from ragdown.tools.read import backlinks_of, file_lines, hit_summaries
+from ragdown.tools.root import create_folder
+from ragdown.tools.write import MoveArgs, move_path
+
+MAX_UPLOAD_BYTES = 4 * 1024 * 1024
+
+Handler = Callable[["Api", Request], Awaitable[Response]]
+
+
+def ok(body: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status)
+
+
+def error(status: int, message: str, code: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": message}
+    if code:
+        body["code"] = code
+    return JSONResponse(body, status_code=status)
+
+
+async def json_body(request: Request, limit: int = MAX_UPLOAD_BYTES) -> Any:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise Refusal(413, f"the body is larger than {limit // (1024 * 1024)} MiB")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise Refusal(413, f"the body is larger than {limit // (1024 * 1024)} MiB")
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        raise bad_request("the body is not valid JSON") from None
+
+
+def _param(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        raise bad_request(f"{name} is required")
+    return value
+
+
+@dataclass
+class Api:
+    runtime: Runtime
+    auth_required: bool
+
+    @property
+    def engine(self) -> Engine:
+        return self.runtime.engine
+
+    @property
+    def root(self) -> Path:
+        return self.engine.root
+
+    @property
+    def read_only(self) -> bool:
+        return self.runtime.settings.read_only
+
+    def refuse_read_only(self, what: str) -> None:
+        if self.read_only:
+            raise forbidden(f"{what} is not allowed: the server is read-only (RAGDOWN_READ_ONLY)")
+
+    async def synced(self) -> dict[str, Any]:
+        return await self.engine.sync_async()
+
+    def folder_scope(self, name: str) -> Scope:
+        if name not in list_folders(self.root):
+            raise not_found(f"no such folder: {name}")
+        return Scope(root=self.root, folder=name)
+
+    def locate(self, path: str, *, markdown: bool = True) -> tuple[Scope, str, Path]:
+        """A folder-prefixed path as (folder scope, path inside the folder, absolute path); 400 otherwise."""
+        parts = split_safe(path)
+        if len(parts) < 2:
+            raise bad_request(f"{path!r} is not inside a folder: paths start with the folder name")
+        if parts[0] not in list_folders(self.root):
+            raise bad_request(f"{path!r} is not inside an existing folder")
+        scope = Scope(root=self.root, folder=parts[0])
+        rel = "/".join(parts[1:])
+        return scope, rel, resolve_in(scope.dir, rel, markdown=markdown, create_dirs=False)
+
+    def ctx(self, scope: Scope) -> ToolContext:
+        return ToolContext(runtime=self.runtime, scope=scope)
+
+    def folder_json(self, name: str, counts: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+        fs = folder_settings(self.root / name, name)
+        files, chunks = (counts if counts is not None else self.store_counts()).get(name, (0, 0))
+        out: dict[str, Any] = {
+            "name": name,
+            "title": fs.title,
+            "mcp": fs.mcp,
+            "hook": fs.hook.as_dict(),
+            "mcp_path": "/mcp/" + quote(name, safe=""),
+            "files": files,
+            "chunks": chunks,
+        }
+        if fs.created_by:
+            out["created_by"] = fs.created_by
+        return out
+
+    def store_counts(self) -> dict[str, tuple[int, int]]:
+        try:
+            return self.engine.require_store().folder_counts()
+        except Exception:
+            return {}
+
+    def loose_files(self) -> list[str]:
+        return loose_markdown(self.root)
+
+    def settings_json(self) -> dict[str, Any]:
+        rt = self.runtime
+        env = rt.settings
+        hook = rt.server_hook()
+        return {
+            "embedder": rt.embedder_spec,
+            "watch": rt.watch,
+            "root_mcp": rt.root_mcp,
+            "text_limit": rt.text_limit,
+            "max_per_document": rt.max_per_document,
+            "follow_links": rt.follow_links,
+            "query_log": rt.query_log_enabled,
+            "hook": {**hook, "unrelated_score": rt.unrelated_score()},
+            "saved": rt.saved,
+            "env": {
+                "embedder": env.embedder,
+                "watch": env.watch,
+                "root_mcp": env.root_mcp,
+                "text_limit": env.text_limit,
+                "max_per_document": env.max_per_document,
+                "follow_links": env.follow_links,
+                "query_log": env.query_log,
+                "hook": {
+                    "top_k": env.hook.top_k,
+                    "min_score": env.hook.min_score,
+                    "min_ratio": env.hook.min_ratio,
+                    "max_chars": env.hook.max_chars,
+                },
+            },
+        }
+
+
+# -- status and settings --------------------------------------------------------------------------
+
+
+async def status(api: Api, _: Request) -> Response:
+    engine = api.engine
+    ready = engine.wait_ready(0)
+    files = chunks = 0
+    if ready and engine.store is not None:
+        try:
+            files, chunks = engine.store.counts(FileFilter(hide_superseded=False))
+        except Exception:
+            files = chunks = 0
+    body: dict[str, Any] = {
+        "name": "ragdown",
+        "version": __version__,
+        "ready": ready and engine.error is None,
+        "auth_required": api.auth_required,
+        "read_only": api.read_only,
+        "role": engine.role,
+        "embedder": engine.embedder.name if engine.embedder else None,
+        "files": files,
+        "chunks": chunks,
+        "syncing": engine.syncing,
+        "last_sync": engine.last_sync.as_dict() if engine.last_sync else None,
+        "settings": api.settings_json(),
+    }
+    if engine.embedder_error:
+        body["embedder_error"] = engine.embedder_error
+    if engine.error:
+        body["error"] = engine.error
+    return ok(body)
+
+
+async def patch_settings(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Changing the server settings")
+    if api.engine.role != "primary":
+        raise conflict("this process does not own the index (it is a reader): change settings on the primary")
+    patch = await json_body(request)
+    rt = api.runtime
+    merged = serversettings.merge(rt.saved, patch)
+    new_spec = merged.get("embedder", rt.settings.embedder)
+    loaded = None
+    if new_spec != rt.embedder_spec or (api.engine.embedder is None and "embedder" in patch):
+        try:
+            loaded = await asyncio.to_thread(api.engine.load_embedder, new_spec)
+        except EmbedderError as err:
+            raise bad_request(f"the embedder {new_spec!r} cannot load: {err}") from None
+    serversettings.save(api.root, merged)
+    rt.saved = merged
+    if loaded is not None:
+        api.engine.embedder_spec = new_spec
+        await asyncio.to_thread(api.engine.switch_embedder, loaded)
+    api.engine.set_watch(rt.watch)
+    return ok({"settings": api.settings_json()})
+
+
+async def query_log(api: Api, _: Request) -> Response:
+    rt = api.runtime
+    summary = await asyncio.to_thread(rt.query_log.summary, float(rt.server_hook()["min_score"]))
+    return ok({"enabled": rt.query_log_enabled, "summary": summary})
+
+
+async def clear_query_log(api: Api, _: Request) -> Response:
+    await asyncio.to_thread(api.runtime.query_log.clear)
+    return ok({"cleared": True})
+
+
+# -- folders --------------------------------------------------------------------------------------
+
+
+async def get_folders(api: Api, _: Request) -> Response:
+    counts = api.store_counts()
+    return ok(
+        {
+            "folders": [api.folder_json(name, counts) for name in list_folders(api.root)],
+            "loose_files": api.loose_files(),
+        }
+    )
+
+
+async def post_folder(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Creating a folder")
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise bad_request("send a JSON object: {name, title?, mcp?}")
+    title = body.get("title")
+    mcp = body.get("mcp", False)
+    if title is not None and not isinstance(title, str):
+        raise bad_request("title must be text")
+    if not isinstance(mcp, bool):
+        raise bad_request("mcp must be true or false")
+    name = validate_folder_name(body.get("name"))
+    await asyncio.to_thread(create_folder, api.root, name, title, mcp=mcp, created_by=None)
+    return ok({"folder": api.folder_json(name)}, 201)
+
+
+async def patch_folder(api: Api, request: Request, name: str) -> Response:
+    if name not in list_folders(api.root):
+        raise not_found(f"no such folder: {name}")
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise bad_request("send a JSON object: {title?, mcp?, hook?, name?}")
+    directory = api.root / name
+    data = read_settings_file(directory)
+    if "title" in body:
+        if body["title"] is not None and not isinstance(body["title"], str):
+            raise bad_request("title must be text")
+        if body["title"]:
+            data["title"] = body["title"].strip()
+        else:
+            data.pop("title", None)
+    if "mcp" in body:
+        if not isinstance(body["mcp"], bool):
+            raise bad_request("mcp must be true or false")
+        data["mcp"] = body["mcp"]
+    if "hook" in body:
+        data = _patched_hook(data, body["hook"])
+    new_name = body.get("name")
+    if new_name is not None and new_name != name:
+        api.refuse_read_only("Renaming a folder")
+        new_name = validate_folder_name(new_name)
+        if (api.root / new_name).exists():
+            raise conflict(f"a folder named {new_name} already exists")
+    await asyncio.to_thread(write_settings_file, directory, data)
+    if new_name is not None and new_name != name:
+        await asyncio.to_thread((api.root / name).rename, api.root / new_name)
+        await api.synced()
+        name = new_name
+    return ok({"folder": api.folder_json(name)})
+
+
+def _patched_hook(data: dict[str, Any], hook: Any) -> dict[str, Any]:
+    if hook is None:
+        data.pop("hook", None)
+        return data
+    if not isinstance(hook, dict):
+        raise bad_request("hook must be an object")
+    current = dict(data.get("hook") or {}) if isinstance(data.get("hook"), dict) else {}
+    for key, value in hook.items():
+        if key not in HOOK_KEYS:
+            raise bad_request(f"hook.{key} is not a hook setting (use {', '.join(HOOK_KEYS)})")
+        if value is None:
+            current.pop(key, None)
+            continue
+        problem = hook_value_error(key, value)
+        if problem:
+            raise bad_request(problem)
+        current[key] = value
+    if current and hook:
+        data["hook"] = current
+    else:
+        data.pop("hook", None)
+    return data
+
+
+async def delete_folder(api: Api, request: Request, name: str) -> Response:
+    api.refuse_read_only("Deleting a folder")
+    if request.query_params.get("confirm") != name:
+        raise bad_request("confirm must repeat the folder's name exactly")
+    if name not in list_folders(api.root):
+        raise not_found(f"no such folder: {name}")
+    await asyncio.to_thread(shutil.rmtree, api.root / name)
+    return ok({"name": name, "sync": await api.synced()})
+
+
+async def delete_loose(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Deleting a file")
+    name = _param(request, "name")
+    if name not in api.loose_files():
+        raise not_found(f"no loose Markdown file named {name}")
+    (api.root / name).unlink()
+    return ok({"name": name})
+
+
+# -- documents ------------------------------------------------------------------------------------
+
+
+def _doc_json(d: Any, superseded: dict[str, list[str]]) -> dict[str, Any]:
+    return {
+        "path": d.path,
+        "folder": d.folder,
+        "title": d.title,
+        "description": d.description,
+        "tags": list(d.tags),
+        "aliases": list(d.aliases),
+        "created_by": d.created_by,
+        "session": d.session,
+        "superseded_by": superseded.get(d.path, []),
+        "mtime_ms": d.mtime_ns // 1_000_000,
+        "size": d.size,
+        "chunks": d.chunk_count,
+    }
+
+
+async def get_docs(api: Api, request: Request) -> Response:
+    folder = request.query_params.get("folder")
+    store = api.engine.require_store()
+    if folder:
+        api.folder_scope(folder)
+        flt = FileFilter(folders=(folder,), hide_superseded=False)
+    else:
+        flt = FileFilter(folders=tuple(list_folders(api.root)), hide_superseded=False)
+    files = await asyncio.to_thread(store.list_files, flt)
+    superseded = store.superseded_by()
+    return ok({"docs": [_doc_json(d, superseded) for d in files]})
+
+
+def _file_url(path: str) -> str:
+    return "/api/file?path=" + quote(path, safe="/")
+
+
+def _render(api: Api, scope: Scope, path: str, text: str) -> str:
+    resolver = folder_resolver(api.engine.require_store(), scope)
+    return render_document(text, path=path, resolver=resolver, file_url=_file_url)
+
+
+async def get_doc(api: Api, request: Request) -> Response:
+    path = _param(request, "path")
+    store = api.engine.require_store()
+    record = store.get_file(path)
+    if record is None:
+        raise not_found(f"no such document: {path}")
+    scope = Scope(root=api.root, folder=record.folder)
+    try:
+        data = (api.root / path).read_bytes()
+    except OSError:
+        raise not_found(f"no such document: {path}") from None
+    text, _ = decode_text(data)
+    lines = file_lines(text)
+    html = await asyncio.to_thread(_render, api, scope, path, text)
+    return ok(
+        {
+            "path": path,
+            "title": record.title,
+            "text": text,
+            "start_line": 1,
+            "end_line": len(lines),
+            "total_lines": len(lines),
+            "hash": sha256_hex(data),
+            "tags": list(record.tags),
+            "aliases": list(record.aliases),
+            "created_by": record.created_by,
+            "description": record.description,
+            "superseded_by": store.superseded_by().get(path, []),
+            "html": html,
+        }
+    )
+
+
+async def render_preview(api: Api, request: Request) -> Response:
+    body = await json_body(request)
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("text"), str)
+        or not isinstance(body.get("path"), str)
+    ):
+        raise bad_request("send {path, text}")
+    scope, _, _ = api.locate(body["path"])
+    html = await asyncio.to_thread(_render, api, scope, body["path"], body["text"])
+    return ok({"html": html})
+
+
+def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, bool, str]:
+    path = body.get("path")
+    text = body.get("text")
+    if not isinstance(path, str) or not path:
+        raise bad_request("path is required")
+    if not isinstance(text, str):
+        raise bad_request("text is required")
+    overwrite = body.get("overwrite", False)
+    base_hash = body.get("base_hash")
+    if not isinstance(overwrite, bool) or (base_hash is not None and not isinstance(base_hash, str)):
+        raise bad_request("overwrite must be true or false, base_hash text")
+    scope, rel, target = api.locate(path)
+    target = resolve_in(scope.dir, rel, markdown=True, create_dirs=True)
+    canonical = f"{scope.folder}/{rel}"
+    with path_lock(target):
+        old = target.read_bytes() if target.is_file() else None
+        if target.exists() and old is None:
+            raise bad_request(f"{canonical} is a folder")
+        if base_hash is not None:
+            check_base(target, base_hash, sha256_hex(old) if old is not None else None, canonical)
+        elif old is not None and not overwrite:
+            raise conflict(f"{canonical} already exists: send overwrite: true, or base_hash to save an edit")
+        data = (
+            to_crlf(text) if old is not None and has_crlf(old.decode("utf-8", "replace")) else text
+        ).encode()
+        if old is None:
+            atomic.write_new(target, data)
+        else:
+            atomic.replace(target, data)
+    return canonical, old is None, sha256_hex(data)
+
+
+async def post_doc(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Uploading a document")
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
+    path, created, digest = await asyncio.to_thread(_save_doc, api, body)
+    sync = await api.synced()
+    return ok({"path": path, "created": created, "hash": digest, "sync": sync}, 201 if created else 200)
+
+
+async def delete_doc(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Deleting a document")
+    path = _param(request, "path")
+    _, _, target = api.locate(path)
+    with path_lock(target):
+        if not target.is_file():
+            raise not_found(f"no such document: {path}")
+        target.unlink()
+    sync = await api.synced()
+    return ok({"path": path, "sync": sync})
+
+
+async def search(api: Api, request: Request) -> Response:
+    query = _param(request, "q")
+    folder = request.query_params.get("folder")
+    raw_top = request.query_params.get("top_k", "10")
+    if not raw_top.isdigit() or not 1 <= int(raw_top) <= 50:
+        raise bad_request("top_k must be a whole number from 1 to 50")
+    tag = request.query_params.get("tag")
+    folders = (folder,) if folder else tuple(list_folders(api.root))
+    if folder:
+        api.folder_scope(folder)
+    flt = FileFilter(folders=folders, tag=normalise_tag(tag) if tag else None)
+    rt = api.runtime
+    opts = SearchOptions(
+        top_k=int(raw_top), max_per_document=rt.max_per_document, follow_links=rt.follow_links
+    )
+    hits = await asyncio.to_thread(api.engine.search, query, flt, opts)
+    rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=hit_summaries(hits, str))
+    return ok(
+        {
+            "hits": [
+                {
+                    "path": h.path,
+                    "title": h.chunk.file.title,
+                    "heading": h.chunk.heading,
+                    "breadcrumb": h.chunk.breadcrumb,
+                    "start_line": h.chunk.start_line,
+                    "end_line": h.chunk.end_line,
+                    "similarity": round(h.similarity, 4),
+                    "text": h.chunk.text,
+                    "tags": list(h.chunk.file.tags),
+                    "mtime_ms": h.chunk.file.mtime_ns // 1_000_000,
+                    "created_by": h.chunk.file.created_by,
+                }
+                for h in hits
+            ]
+        }
+    )
+
+
+async def resolve(api: Api, request: Request) -> Response:
+    source = _param(request, "from")
+    link = _param(request, "link")
+    parts = source.split("/", 1)
+    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+        raise not_found(f"no such document: {source}")
+    scope = Scope(root=api.root, folder=parts[0])
+    resolver = await asyncio.to_thread(folder_resolver, api.engine.require_store(), scope)
+    found = resolver.resolve(link, parts[1])
+    if found is None or found.path is None:
+        raise not_found(f"{link} does not resolve from {source}")
+    body: dict[str, Any] = {"path": f"{scope.folder}/{found.path}"}
+    if found.anchor:
+        body["anchor"] = found.anchor
+    return ok(body)
+
+
+async def move(api: Api, request: Request) -> Response:
+    api.refuse_read_only("Moving a document")
+    body = await json_body(request)
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("from"), str)
+        or not isinstance(body.get("to"), str)
+    ):
+        raise bad_request("send {from, to}, both starting with the folder name")
+    src_parts, dst_parts = split_safe(body["from"]), split_safe(body["to"])
+    if src_parts[0] != dst_parts[0]:
+        raise bad_request("a move stays inside its folder")
+    if len(src_parts) < 2 or len(dst_parts) < 2:
+        raise bad_request("name a document or subfolder inside the folder")
+    scope = api.folder_scope(src_parts[0])
+    args = MoveArgs.model_validate({"from": "/".join(src_parts[1:]), "to": "/".join(dst_parts[1:])})
+    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args)
+    sync = await api.synced()
+    prefix = scope.folder + "/"
+    return ok(
+        {"from": prefix + src, "to": prefix + dst, "updated": [prefix + u for u in updated], "sync": sync}
+    )
+
+
+async def backlinks(api: Api, request: Request) -> Response:
+    path = _param(request, "path")
+    parts = path.split("/", 1)
+    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+        raise not_found(f"no such document: {path}")
+    scope = Scope(root=api.root, folder=parts[0])
+    result = await asyncio.to_thread(backlinks_of, api.ctx(scope), parts[1])
+    prefix = scope.folder + "/"
+    for item in result["backlinks"]:
+        item["path"] = prefix + item["path"]
+    return ok({"path": path, "backlinks": result["backlinks"]})
+
+
+async def get_file(api: Api, request: Request) -> Response:
+    path = _param(request, "path")
+    try:
+        _, _, target = api.locate(path, markdown=False)
+    except Refusal as err:
+        raise not_found(err.message) from None
+    if not target.is_file() or target.is_symlink():
+        raise not_found(f"no such file: {path}")
+    data = await asyncio.to_thread(target.read_bytes)
+    kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    if is_markdown_path(target.name):
+        kind = "text/markdown; charset=utf-8"
+    return Response(
+        data,
+        media_type=kind,
+        headers={
+            "x-content-type-options": "nosniff",
+            "content-security-policy": "sandbox",
+            "cache-control": "no-cache",
+        },
+    )

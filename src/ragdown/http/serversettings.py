@@ -1,0 +1,113 @@
+"""Server settings saved from the web UI: `.ragdown-server.json` in the docs dir, over the variables.
+
+Each saved value wins over the `RAGDOWN_*` variable of the same setting, at once and after restarts, until
+it is cleared (`null`), which gives the value back to its variable. The file is deleted when empty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from ragdown import atomic
+from ragdown.errors import bad_request
+from ragdown.folders import HOOK_KEYS, hook_value_error
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = ".ragdown-server.json"
+BOOL_KEYS = ("watch", "root_mcp", "query_log")
+INT_KEYS = {"text_limit": (0, None), "max_per_document": (0, None), "follow_links": (0, 50)}
+KEYS = ("embedder", *BOOL_KEYS, *INT_KEYS, "hook")
+
+
+def _problem(key: str, value: Any) -> str | None:
+    if key == "embedder":
+        return None if isinstance(value, str) and value.strip() else "embedder must be a non-empty name"
+    if key in BOOL_KEYS:
+        return None if isinstance(value, bool) else f"{key} must be true or false"
+    if key in INT_KEYS:
+        low, high = INT_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{key} must be a whole number"
+        if value < low or (high is not None and value > high):
+            return (
+                f"{key} must be between {low} and {high}"
+                if high is not None
+                else f"{key} must be at least {low}"
+            )
+        return None
+    if key == "hook":
+        if not isinstance(value, dict):
+            return "hook must be an object"
+        for k, v in value.items():
+            if k not in HOOK_KEYS:
+                return f"hook.{k} is not a setting (use {', '.join(HOOK_KEYS)})"
+            if v is not None and (problem := hook_value_error(k, v)):
+                return problem
+        return None
+    return f"{key} is not a server setting (use {', '.join(KEYS)})"
+
+
+def load(docs_dir: Path) -> dict[str, Any]:
+    """The saved settings; invalid entries are logged and ignored."""
+    path = docs_dir / FILE_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as err:
+        log.warning("%s is not valid JSON (%s); ignoring it", path, err)
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        problem = _problem(key, value)
+        if problem:
+            log.warning("%s: %s; ignoring it", path, problem)
+            continue
+        out[key] = {k: v for k, v in value.items() if v is not None} if key == "hook" else value
+    return out
+
+
+def merge(saved: dict[str, Any], patch: Any) -> dict[str, Any]:
+    """The saved settings after a PATCH body (400 for anything invalid; nothing changes then)."""
+    if not isinstance(patch, dict):
+        raise bad_request("send a JSON object of settings")
+    result = {k: (dict(v) if isinstance(v, dict) else v) for k, v in saved.items()}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+            continue
+        problem = _problem(key, value)
+        if problem:
+            raise bad_request(problem)
+        if key == "hook":
+            hook = dict(result.get("hook") or {})
+            for k, v in value.items():
+                if v is None:
+                    hook.pop(k, None)
+                else:
+                    hook[k] = v
+            if hook:
+                result["hook"] = hook
+            else:
+                result.pop("hook", None)
+        else:
+            result[key] = value.strip() if isinstance(value, str) else value
+    return result
+
+
+def save(docs_dir: Path, data: dict[str, Any]) -> None:
+    path = docs_dir / FILE_NAME
+    if not data:
+        path.unlink(missing_ok=True)
+        return
+    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    if path.exists():
+        atomic.replace(path, text)
+    else:
+        atomic.write_new(path, text)
