@@ -1,13 +1,16 @@
 """Atomic file writes: a temp file beside the target, fsync, then rename (or link, never overwriting).
 
-Writes to one path are serialised within the process, and a `base_hash` is checked under that lock, so two
-concurrent agents editing one document cannot lose each other's change: the second is refused as changed.
+Read-check-write cycles on one path are serialised, within the process and across processes, and a
+`base_hash` is checked under that lock, so two concurrent agents editing one document cannot lose each
+other's change, even from two `ragdown stdio` processes: the second is refused as changed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
+import logging
 import os
 import secrets
 import threading
@@ -16,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragdown.errors import Refusal, conflict
+
+log = logging.getLogger(__name__)
 
 _locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
 _locks_guard = threading.Lock()
@@ -42,12 +47,35 @@ def hash_matches(base_hash: str, current: str) -> bool:
 
 @contextlib.contextmanager
 def path_lock(path: Path) -> Iterator[None]:
-    """Serialise read-check-write cycles on one file within this process."""
+    """Serialise read-check-write cycles on one file: between this process's threads, and between processes.
+
+    Across processes the lock is an exclusive `flock` on the file's directory, so every process that
+    writes these documents takes turns (a second `ragdown stdio`, a `serve` with another data dir), and no
+    lock file is left among the user's files. Not reentrant: hold one at a time.
+    """
     key = str(path)
     with _locks_guard:
         lock = _locks[key]
-    with lock:
+    with lock, _directory_lock(path.parent):
         yield
+
+
+@contextlib.contextmanager
+def _directory_lock(directory: Path) -> Iterator[None]:
+    try:
+        fd: int | None = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    except OSError:
+        fd = None  # no such directory: the caller finds no document there and says so
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as err:  # a filesystem without flock (some network mounts)
+                log.debug("no cross-process lock on %s: %s", directory, err)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # releases the flock
 
 
 def _temp_beside(path: Path, data: bytes) -> Path:

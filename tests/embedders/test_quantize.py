@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -93,17 +94,8 @@ def test_a_changed_source_invalidates_the_cache(
 def test_without_onnx_the_model_as_shipped_is_used(
     minilm: OnnxEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Simulate a machine without the optional `onnx` package (a third-party import, not our code).
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_onnx(name: str, *args: object, **kwargs: object) -> object:
-        if name == "onnx" or name.startswith("onnx."):
-            raise ImportError("No module named 'onnx'")
-        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(builtins, "__import__", no_onnx)
+    # A machine without the optional `onnx` package: `None` in sys.modules makes every import of it fail.
+    monkeypatch.setitem(sys.modules, "onnx", None)
     embedder = load_embedder("minilm", models_dir=tmp_path, threads=1, quantize=True)
     assert isinstance(embedder, OnnxEmbedder)
     assert not embedder.quantized

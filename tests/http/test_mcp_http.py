@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -28,7 +28,7 @@ def anyio_backend() -> str:
 async def mcp_client(server: Server, path: str, token: str | None = TOKEN) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
-        httpx.AsyncClient(headers=headers, timeout=60) as http,
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
         Client(streamable_http_client(server.url + path, http_client=http)) as client,
     ):
         yield client

@@ -1,4 +1,5 @@
-"""MCP over a real `ragdown stdio` process, through the official SDK's client."""
+"""MCP over a real `ragdown stdio` process, through the official SDK's client; and the same tool handlers
+in-process (`Endpoint`) for scopes that only HTTP serves (a folder of `serve` mode, or a subfolder)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,18 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from ragdown.errors import Refusal
+from ragdown.mcpserver import call_tool
+from ragdown.runtime import Runtime
+from ragdown.scope import Scope
+from ragdown.tools import visible_tools
+from ragdown.tools.context import ToolContext
 from tests.conftest import REPO, isolated_env
 
 Connect = Callable[..., AbstractAsyncContextManager["Session"]]
@@ -41,6 +49,22 @@ class Session:
         return sorted(t.name for t in (await self.client.list_tools()).tools)
 
 
+def stdio_params(tmp_path: Path, docs: Path, data: Path | None = None, **env: str) -> StdioServerParameters:
+    """How to launch `ragdown stdio` on `docs` with the test environment (hash embedder, no watcher)."""
+    environment = isolated_env(
+        tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(data or tmp_path / "data"), **env
+    )
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "ragdown.cli", "stdio"], env=environment, cwd=REPO
+    )
+
+
+@asynccontextmanager
+async def stdio_session(params: StdioServerParameters) -> AsyncIterator[Session]:
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield Session(client)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -50,13 +74,41 @@ def anyio_backend() -> str:
 def connect(tmp_path: Path) -> Connect:
     @asynccontextmanager
     async def open_session(docs: Path, **env: str) -> AsyncIterator[Session]:
-        environment = isolated_env(
-            tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(tmp_path / "data"), **env
-        )
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "ragdown.cli", "stdio"], env=environment, cwd=REPO
-        )
-        async with Client(params, read_timeout_seconds=120) as client:
-            yield Session(client)
+        async with stdio_session(stdio_params(tmp_path, docs, **env)) as session:
+            yield session
 
     return open_session
+
+
+class Endpoint:
+    """One scope's tools in-process, answered exactly as the MCP server answers them (`call_tool`)."""
+
+    def __init__(self, runtime: Runtime, scope: Scope) -> None:
+        self.runtime = runtime
+        self.scope = scope
+        self.ctx = ToolContext(runtime=runtime, scope=scope)
+        self.tools = {t.name: t for t in visible_tools(runtime.settings)}
+
+    async def call(self, name: str, /, **args: Any) -> tuple[str, bool]:
+        result = await call_tool(self.tools, self.ctx, name, args)
+        texts = [c.text for c in result.content if hasattr(c, "text")]
+        return "".join(texts), bool(result.is_error)
+
+    async def ok(self, name: str, /, **args: Any) -> str:
+        text, error = await self.call(name, **args)
+        assert not error, f"{name} failed: {text}"
+        return text
+
+    async def error(self, name: str, /, **args: Any) -> str:
+        text, error = await self.call(name, **args)
+        assert error, f"{name} should have failed but answered: {text}"
+        assert "failed unexpectedly" not in text, text
+        return text
+
+    async def refusal(self, name: str, /, **args: Any) -> Refusal:
+        """The refusal a call ends in (its status is what HTTP answers), through the same handler."""
+        try:
+            answer = await self.tools[name].call(self.ctx, args)
+        except Refusal as err:
+            return err
+        raise AssertionError(f"{name} should have been refused but answered: {answer}")
