@@ -82,10 +82,15 @@ def build_server(
     ) -> types.CallToolResult:
         return await call_tool(visible, ctx, params.name, params.arguments)
 
+    def input_schema(tool: str) -> dict[str, Any] | None:
+        spec = visible.get(tool)
+        return spec.input_schema() if spec is not None else None
+
     return Server(
         name,
         version=__version__,
         instructions=instructions(title),
+        get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )

@@ -7,6 +7,7 @@ pydantic model: its JSON schema (without pydantic's titles, to keep every agent'
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -65,13 +66,9 @@ class ToolSpec(Generic[A, C]):
     def writes(self) -> bool:
         return self.name in WRITE_TOOLS
 
-    def input_schema(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        schema: dict[str, Any] = _strip_titles(self.args.model_json_schema())
-        schema.setdefault("properties", {})
-        if extra:
-            schema["properties"] = {**extra, **schema["properties"]}
-        schema.pop("description", None)
-        return schema
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, without pydantic's titles (computed once per model)."""
+        return _schema_of(self.args)
 
     def parse(self, arguments: dict[str, Any] | None) -> A:
         try:
@@ -81,6 +78,14 @@ class ToolSpec(Generic[A, C]):
 
     async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str:
         return await self.handler(ctx, self.parse(arguments))
+
+
+@functools.cache
+def _schema_of(args: type[Args]) -> dict[str, Any]:
+    schema: dict[str, Any] = _strip_titles(args.model_json_schema())
+    schema.setdefault("properties", {})
+    schema.pop("description", None)
+    return schema
 
 
 def describe_validation(err: ValidationError) -> str:
