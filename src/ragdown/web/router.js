@@ -1,0 +1,115 @@
+// Hash routes, so every link works with any server path and the rendered Markdown's own links
+// (`#/d/<path>`, made by render.py) navigate without help:
+//
+//   #/                      the folders
+//   #/f/<folder>            a folder: its documents and search
+//   #/f/<folder>/settings   a folder's settings and its MCP config
+//   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading
+//   #/e/<path>              the editor
+//   #/settings, #/usage     server settings, the query log
+//
+// A guard (the editor's unsaved changes) can hold a navigation until it says yes.
+
+const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
+
+function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+export function parseRoute(hash) {
+  const raw = (hash || "").replace(/^#/, "");
+  const at = raw.indexOf("?");
+  const pathPart = at < 0 ? raw : raw.slice(0, at);
+  const query = new URLSearchParams(at < 0 ? "" : raw.slice(at + 1));
+  const parts = pathPart
+    .split("/")
+    .filter((part) => part !== "")
+    .map(decodeSegment);
+  const [head, ...rest] = parts;
+  if (!head) return { name: "home", query };
+  if (head === "f" && rest.length === 1) return { name: "folder", folder: rest[0], query };
+  if (head === "f" && rest.length === 2 && rest[1] === "settings") {
+    return { name: "folder-settings", folder: rest[0], query };
+  }
+  if ((head === "d" || head === "e") && rest.length >= 2) {
+    return { name: head === "d" ? "doc" : "edit", folder: rest[0], path: rest.join("/"), query };
+  }
+  if (head === "settings" && rest.length === 0) return { name: "settings", query };
+  if (head === "usage" && rest.length === 0) return { name: "usage", query };
+  return { name: "not-found", query };
+}
+
+export const routes = {
+  home: () => "#/",
+  folder: (name) => `#/f/${encodeURIComponent(name)}`,
+  folderSettings: (name) => `#/f/${encodeURIComponent(name)}/settings`,
+  doc: (path, { line, end, h } = {}) => {
+    const query = new URLSearchParams();
+    if (line) query.set("line", String(line));
+    if (end) query.set("end", String(end));
+    if (h) query.set("h", h);
+    const tail = query.toString();
+    return `#/d/${encodePath(path)}${tail ? `?${tail}` : ""}`;
+  },
+  edit: (path) => `#/e/${encodePath(path)}`,
+  settings: () => "#/settings",
+  usage: () => "#/usage",
+};
+
+let current = null;
+let guard = null;
+let bypass = false;
+let onRoute = null;
+
+/** `check()` returns true (or a Promise of true) when leaving is fine. Pass null to remove. */
+export function setGuard(check) {
+  guard = check;
+}
+
+export function navigate(hash, { replace = false, force = false } = {}) {
+  if (force) bypass = true;
+  if (replace) {
+    history.replaceState(null, "", hash);
+    handleChange();
+  } else if (window.location.hash === hash) {
+    handleChange(true);
+  } else {
+    window.location.hash = hash;
+  }
+}
+
+/** Renders the current route again (after a change the view should show). */
+export function reload() {
+  handleChange(true);
+}
+
+export function currentHash() {
+  return current;
+}
+
+async function handleChange(again = false) {
+  const hash = window.location.hash || "#/";
+  if (hash === current && !again) return;
+  if (guard && !bypass && current !== null && hash !== current) {
+    const target = hash;
+    history.replaceState(null, "", current);
+    const leave = await guard();
+    if (!leave) return;
+    bypass = true;
+    window.location.hash = target;
+    return;
+  }
+  bypass = false;
+  current = hash;
+  if (onRoute) await onRoute(parseRoute(hash));
+}
+
+export function startRouter(render) {
+  onRoute = render;
+  window.addEventListener("hashchange", () => handleChange());
+  handleChange(true);
+}

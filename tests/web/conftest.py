@@ -1,0 +1,233 @@
+"""Fixtures for the web UI's browser tests: `ragdown serve` as a real process and Debian's Chromium
+driven by Playwright. Tests that need a browser are skipped, with the reason, when Chromium or the
+`playwright` package is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+
+from tests.conftest import REPO, isolated_env, write
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, Page
+
+CHROMIUM = Path(os.environ.get("RAGDOWN_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install playwright)"
+    if not CHROMIUM.is_file():
+        return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def png(width: int, height: int) -> bytes:
+    """A small solid red PNG."""
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+@dataclass
+class UiServer:
+    url: str
+    token: str
+    docs: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kwargs)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_ui_server(home: Path, docs: Path, *, secure_local_net: bool = False, **env: str) -> UiServer:
+    """`ragdown serve` on a free loopback port with the `hash` embedder and a random token (none with
+    `secure_local_net`), once its first sync is done."""
+    port = free_port()
+    token = "" if secure_local_net else secrets.token_hex(16)
+    auth = {"SECURE_LOCAL_NET": "true"} if secure_local_net else {"RAGDOWN_TOKEN": token}
+    extra = {
+        "RAGDOWN_DOCS_DIR": str(docs),
+        "RAGDOWN_DATA_DIR": str(home / "data"),
+        **auth,
+        "RAGDOWN_EMBEDDER": "hash",
+        "RAGDOWN_WATCH": "false",
+        "RAGDOWN_HOST": "127.0.0.1",
+        "PORT": str(port),
+        **env,
+    }
+    log = home / f"serve-{port}.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        cwd=REPO,
+        env=isolated_env(home, **extra),
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    server = UiServer(f"http://127.0.0.1:{port}", token, docs, proc, log)
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"ragdown serve exited: {log.read_text()[-3000:]}")
+        try:
+            status = httpx.get(f"{server.url}/api/status", timeout=2).json()
+            if status.get("ready") and status.get("last_sync") and not status.get("syncing"):
+                return server
+        except (httpx.TransportError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise AssertionError(f"ragdown serve never became ready: {log.read_text()[-3000:]}")
+        time.sleep(0.1)
+
+
+def sample_docs(docs: Path) -> None:
+    """The folders the UI tests read and change; each test that writes has its own documents."""
+    write(
+        docs,
+        "work/Home.md",
+        "---\ntitle: Home\ntags: [index]\n---\n# Home\n\n"
+        "Welcome. See [[Backups#Restore|restoring]], [[notes/Plan]] and [[Nowhere]].\n\n"
+        "![[diagram.png]]\n\n![[Backups#Restore]]\n\nA #project/alpha note.\n",
+    )
+    write(
+        docs,
+        "work/Backups.md",
+        "# Backups\n\nBackups run nightly with restic.\n\n## Restore\n\n"
+        "Run restic restore latest twice to be sure.\n\n## Rotation\n\nKeep seven daily snapshots.\n",
+    )
+    write(docs, "work/notes/Plan.md", "# Plan\n\nThe plan links back to [Home](../Home.md).\n")
+    write(docs, "work/diagram.png", png(40, 20))
+    write(docs, "work/old.md", "# Old embedder\n\nWe used bge-small.\n")
+    write(
+        docs,
+        "work/new.md",
+        '---\ntitle: "New embedder"\nsupersedes: ["old.md"]\n---\n# New embedder\n\nWe use granite-small.\n',
+    )
+    write(
+        docs,
+        "work/Hostile.md",
+        "# Hostile\n\n<script>window.__pwned = 1</script>\n\n"
+        '<img src="x" onerror="window.__pwned = 2">\n\n[click me](javascript:window.__pwned=3)\n',
+    )
+    for name in ("Edit", "ConflictOver", "ConflictDiscard", "Guard", "MoveMe", "DeleteMe"):
+        write(docs, f"work/{name}.md", f"# {name}\n\nThe first version of {name}.\n")
+    write(docs, "work/Linker.md", "# Linker\n\nSee [[MoveMe]] for details.\n")
+    write(docs, "work/Dangling.md", "# Dangling\n\nTo write: [[Brand new note]].\n")
+    write(docs, "other/a.md", "# Other A\n\nSomething else entirely.\n")
+    write(docs, "other/.ragdown.json", json.dumps({"title": "Other things"}))
+    write(docs, "loose.md", "# Loose\n")
+
+
+@pytest.fixture(scope="module")
+def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
+    reason = browser_missing()
+    if reason:
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp("ui")
+    docs = home / "docs"
+    docs.mkdir()
+    sample_docs(docs)
+    server = start_ui_server(home, docs)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    reason = browser_missing()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+OpenPage = Callable[..., "Page"]
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[OpenPage]:
+    """`open_page(server, path="/", token=True)`: a fresh browser context (its own localStorage),
+    the token already stored unless `token` is False or a string to store instead. Uncaught page
+    errors fail the test."""
+    contexts: list[BrowserContext] = []
+    errors: list[str] = []
+
+    def open_(server: UiServer, path: str = "/", token: bool | str = True) -> Page:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, base_url=server.url)
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+        stored = (server.token if token is True else token) or ""
+        if stored:
+            context.add_init_script(f"localStorage.setItem('ragdown.token', {json.dumps(stored)})")
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(path)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"
