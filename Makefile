@@ -17,9 +17,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Without RAGDOWN_TOKEN this serves on 127.0.0.1 only, with no token (this machine is the trusted net);
+# with RAGDOWN_TOKEN set it listens on every interface and requires the token.
 serve: $(STAMP)
 	@test -n "$(DOCS)" || (echo "usage: make serve DOCS=~/notes" >&2; exit 2)
-	RAGDOWN_DOCS_DIR="$(DOCS)" SECURE_LOCAL_NET=$${SECURE_LOCAL_NET:-true} $(BIN)/ragdown serve
+	@if [ -n "$$RAGDOWN_TOKEN" ]; then \
+	  RAGDOWN_DOCS_DIR="$(DOCS)" $(BIN)/ragdown serve; \
+	else \
+	  RAGDOWN_DOCS_DIR="$(DOCS)" SECURE_LOCAL_NET=true RAGDOWN_HOST=$${RAGDOWN_HOST:-127.0.0.1} $(BIN)/ragdown serve; \
+	fi
 
 stdio: $(STAMP)
 	@test -n "$(DOCS)" || (echo "usage: make stdio DOCS=~/notes" >&2; exit 2)
