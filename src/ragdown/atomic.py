@@ -78,8 +78,12 @@ def _directory_lock(directory: Path) -> Iterator[None]:
             os.close(fd)  # releases the flock
 
 
+_TEMP_NAME_BYTES = 200  # of the target's name in a temp file's: a name may be up to 255 bytes
+
+
 def _temp_beside(path: Path, data: bytes) -> Path:
-    tmp = path.parent / f".{path.name}.ragdown-{secrets.token_hex(6)}.tmp"
+    name = path.name.encode("utf-8", "surrogateescape")[:_TEMP_NAME_BYTES].decode("utf-8", "ignore")
+    tmp = path.parent / f".{name}.ragdown-{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:

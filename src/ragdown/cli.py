@@ -1,4 +1,4 @@
-"""The `ragdown` command: `stdio`, `serve`, `index`, `search`."""
+"""The `ragdown` command: `stdio`, `serve`, `index`, `search`, `eval`."""
 
 from __future__ import annotations
 
@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--path-prefix")
     se.add_argument("--tag")
     se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
+
+    from ragdown.evaluation.command import add_parser as add_eval_parser
+
+    add_eval_parser(sub)
     return p
 
 
@@ -117,6 +121,7 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
                 top_k=top_k,
                 max_per_document=settings.max_per_document,
                 follow_links=settings.follow_links,
+                fusion="score" if settings.fusion == "score" else "rrf",
             ),
         )
     finally:
@@ -152,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _index(settings, args)
         if args.command == "search":
             return _search(settings, args)
+        if args.command == "eval":
+            from ragdown.evaluation.command import run as run_eval
+
+            return run_eval(settings, args)
     except ConfigError as err:
         print(f"ragdown: {err}", file=sys.stderr)
         return 2

@@ -88,6 +88,15 @@ def _opt_float(env: Mapping[str, str], name: str, *, minimum: float, maximum: fl
     return value
 
 
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    raw = (env.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+    return raw
+
+
 def _str(env: Mapping[str, str], name: str) -> str | None:
     raw = env.get(name)
     if raw is None:
@@ -133,6 +142,7 @@ class Settings:
     embedding_api_key: str | None = None
     hf_endpoint: str = DEFAULT_HF_ENDPOINT
     threads: int = field(default_factory=default_threads)
+    quantize: bool = False
     watch: bool = True
     root_mcp: bool = False
     read_only: bool = False
@@ -141,6 +151,7 @@ class Settings:
     text_limit: int = DEFAULT_TEXT_LIMIT
     max_per_document: int = 0
     follow_links: int = 0
+    fusion: str = "rrf"
     query_log: bool = False
     hook: HookDefaults = HookDefaults()
     port: int = DEFAULT_PORT
@@ -179,6 +190,7 @@ class Settings:
             embedding_api_key=_str(env, "RAGDOWN_EMBEDDING_API_KEY"),
             hf_endpoint=_str(env, "HF_ENDPOINT") or DEFAULT_HF_ENDPOINT,
             threads=_int(env, "RAGDOWN_THREADS", default_threads(), minimum=1, maximum=256),
+            quantize=_bool(env, "RAGDOWN_QUANTIZE", False),
             watch=_bool(env, "RAGDOWN_WATCH", True),
             root_mcp=_bool(env, "RAGDOWN_ROOT_MCP", False),
             read_only=_bool(env, "RAGDOWN_READ_ONLY", False),
@@ -187,6 +199,7 @@ class Settings:
             text_limit=_int(env, "RAGDOWN_TEXT_LIMIT", DEFAULT_TEXT_LIMIT, minimum=0),
             max_per_document=_int(env, "RAGDOWN_MAX_PER_DOCUMENT", 0, minimum=0),
             follow_links=_int(env, "RAGDOWN_FOLLOW_LINKS", 0, minimum=0, maximum=50),
+            fusion=_choice(env, "RAGDOWN_FUSION", ("rrf", "score"), "rrf"),
             query_log=_bool(env, "RAGDOWN_QUERY_LOG", False),
             hook=HookDefaults(
                 top_k=_opt_int(env, "RAGDOWN_HOOK_TOP_K", minimum=1, maximum=50),

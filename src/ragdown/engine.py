@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 TAKEOVER_INTERVAL_S = 30.0
 # Tool calls give the first sync this long to finish before answering from what is indexed so far.
 FIRST_SYNC_WAIT_S = 2.0
+# How long a reader whose primary went away waits for another process to take over before giving up.
+HANDOVER_WAIT_S = 10.0
 
 
 class NotReady(RuntimeError):
@@ -119,6 +121,7 @@ class Engine:
             hf_endpoint=s.hf_endpoint,
             embedding_url=s.embedding_url,
             api_key=s.embedding_api_key,
+            quantize=s.quantize,
         )
         log.info("embedder %s loaded in %.0f ms", embedder.name, (time.perf_counter() - started) * 1000)
         return embedder
@@ -129,7 +132,8 @@ class Engine:
             self.embedder = self.load_embedder(spec)
         except EmbedderError as err:
             self.embedder = None
-            self.embedder_error = f"{err} Search runs on BM25 alone until the embedder can load."
+            reason = str(err).rstrip(".")
+            self.embedder_error = f"{reason}. Search runs on BM25 alone until the embedder can load."
             log.error("embedder %s could not load: %s", spec, self.embedder_error)
 
     def _meta(self) -> IndexMeta:
@@ -201,9 +205,11 @@ class Engine:
 
     def _on_forwarded_sync(self, full: bool) -> dict[str, Any]:
         self._ready.wait()
-        if self.indexer is None:
+        with self._role_lock:  # a take-over that bound the socket finishes becoming the primary first
+            indexer = self.indexer
+        if indexer is None:
             raise NotReady("the primary is still starting")
-        return self.indexer.request_sync(full).result().as_dict()
+        return indexer.request_sync(full).result().as_dict()
 
     # -- use ---------------------------------------------------------------------------------------
 
@@ -241,13 +247,26 @@ class Engine:
         if self.indexer is not None:
             return self.indexer.request_sync(full).result().as_dict()
         if self.role == "reader":
+            return self._forward_sync(full)
+        raise NotReady(self.error or "the index is not open")
+
+    def _forward_sync(self, full: bool) -> dict[str, Any]:
+        """A reader's sync, made by the primary. When the primary has gone, this process takes over, or
+        waits for the reader that did: a change already on disk is never reported as failed for that."""
+        deadline = time.monotonic() + HANDOVER_WAIT_S
+        while True:
             try:
                 return forward_sync(self.data_dir, full)
-            except OSError:
+            except OSError as err:
                 if self.try_promote() and self.indexer is not None:
                     return self.indexer.request_sync(full).result().as_dict()
-                raise
-        raise NotReady(self.error or "the index is not open")
+                if time.monotonic() >= deadline:
+                    raise NotReady(
+                        f"the primary went away and no process took over the index: {err}"
+                    ) from None
+                time.sleep(0.05)
+            except RuntimeError as err:
+                raise NotReady(str(err)) from None
 
     async def sync_async(self, full: bool = False) -> dict[str, Any]:
         return await asyncio.to_thread(self.sync, full)

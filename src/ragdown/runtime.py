@@ -17,9 +17,10 @@ from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
 from ragdown.index.embedders import default_min_score, unrelated_score
 from ragdown.querylog import QueryLog
+from ragdown.search.hybrid import Fusion, SearchOptions
 
 HOOK_DEFAULT_TOP_K = 4
-HOOK_DEFAULT_MIN_RATIO = 0.95
+HOOK_DEFAULT_MIN_RATIO = 0.95  # of the best hit's cosine
 HOOK_DEFAULT_MAX_CHARS = 6000
 HOOK_SESSIONS = 200
 
@@ -88,6 +89,19 @@ class Runtime:
     @property
     def follow_links(self) -> int:
         return int(self._value("follow_links", self.settings.follow_links))
+
+    @property
+    def fusion(self) -> Fusion:
+        return "score" if self.settings.fusion == "score" else "rrf"
+
+    def search_options(self, top_k: int) -> SearchOptions:
+        """Search options in effect for a caller asking for `top_k` hits."""
+        return SearchOptions(
+            top_k=top_k,
+            max_per_document=self.max_per_document,
+            follow_links=self.follow_links,
+            fusion=self.fusion,
+        )
 
     @property
     def query_log_enabled(self) -> bool:

@@ -65,6 +65,8 @@ class Hub:
 
     files: dict[str, Path]
     truncate: set[str] = field(default_factory=set)
+    sha256: dict[str, str] = field(default_factory=dict)
+    """`X-Linked-Etag` to announce per path, as the hub does for LFS files."""
     requests: list[str] = field(default_factory=list)
     url: str = ""
     server: _CountingServer | None = None
@@ -97,6 +99,8 @@ class _HubHandler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(data)))
+        if path in hub.sha256:
+            self.send_header("X-Linked-Etag", f'"{hub.sha256[path]}"')
         self.end_headers()
         if path in hub.truncate:
             self.wfile.write(data[: len(data) // 3])
@@ -108,8 +112,10 @@ class _HubHandler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def hub_server(files: dict[str, Path], truncate: set[str] | None = None) -> Iterator[Hub]:
-    hub = Hub(files=files, truncate=truncate or set())
+def hub_server(
+    files: dict[str, Path], truncate: set[str] | None = None, sha256: dict[str, str] | None = None
+) -> Iterator[Hub]:
+    hub = Hub(files=files, truncate=truncate or set(), sha256=sha256 or {})
     handler = type("HubHandler", (_HubHandler,), {"hub": hub})
     server = _CountingServer(handler)
     hub.server = server

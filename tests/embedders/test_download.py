@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -129,6 +130,31 @@ def test_a_cut_download_leaves_no_partial_file(minilm_files: tuple[Path, Path], 
         )
         assert hub.requested("/tokenizer.json") == 0
         assert hub.requested("/onnx/model_quantized.onnx") == 1
+
+
+def test_the_announced_sha256_is_checked(minilm_files: tuple[Path, Path], tmp_path: Path) -> None:
+    model_url = f"/{REPO}/resolve/main/onnx/model_quantized.onnx"
+    good = hashlib.sha256(minilm_files[0].read_bytes()).hexdigest()
+    with hub_server(hub_files(minilm_files), sha256={model_url: "0" * 64}) as hub:
+        with pytest.raises(EmbedderError, match="does not match its sha256 0000"):
+            load_embedder(
+                "test-minilm",
+                models_dir=tmp_path,
+                threads=1,
+                hf_endpoint=hub.url,
+                catalog={"test-minilm": hub_model()},
+            )
+        assert not (tmp_path / "test-minilm" / "model_quantized.onnx").exists()
+        assert leftovers(tmp_path) == []
+    with hub_server(hub_files(minilm_files), sha256={model_url: good}) as hub:
+        embedder = load_embedder(
+            "test-minilm",
+            models_dir=tmp_path,
+            threads=1,
+            hf_endpoint=hub.url,
+            catalog={"test-minilm": hub_model()},
+        )
+    assert embedder.dim == 384
 
 
 def test_no_network_is_one_sentence(tmp_path: Path) -> None:

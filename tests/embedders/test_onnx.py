@@ -45,8 +45,8 @@ def test_loads_with_its_identity(minilm: OnnxEmbedder) -> None:
     assert isinstance(minilm, Embedder)
     assert minilm.name == "minilm"
     assert minilm.dim == 384
-    assert minilm.min_score == 0.3
-    assert minilm.unrelated_score == 0.13
+    assert minilm.min_score == 0.4
+    assert minilm.unrelated_score == 0.34
     assert minilm.min_score > (minilm.unrelated_score or 0.0)
 
 

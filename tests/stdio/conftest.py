@@ -49,7 +49,9 @@ class Session:
         return sorted(t.name for t in (await self.client.list_tools()).tools)
 
 
-def stdio_params(tmp_path: Path, docs: Path, data: Path | None = None, **env: str) -> StdioServerParameters:
+def stdio_params(
+    tmp_path: Path, docs: Path, data: Path | None = None, /, **env: str
+) -> StdioServerParameters:
     """How to launch `ragdown stdio` on `docs` with the test environment (hash embedder, no watcher)."""
     environment = isolated_env(
         tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(data or tmp_path / "data"), **env

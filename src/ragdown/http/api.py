@@ -42,7 +42,6 @@ from ragdown.render import render_document
 from ragdown.runtime import Runtime
 from ragdown.sandbox import resolve_in, split_safe
 from ragdown.scope import Scope
-from ragdown.search.hybrid import SearchOptions
 from ragdown.search.scope import normalise_tag
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import backlinks_of, file_lines, hit_summaries
@@ -515,9 +514,7 @@ async def search(api: Api, request: Request) -> Response:
         api.folder_scope(folder)
     flt = FileFilter(folders=folders, tag=normalise_tag(tag) if tag else None)
     rt = api.runtime
-    opts = SearchOptions(
-        top_k=int(raw_top), max_per_document=rt.max_per_document, follow_links=rt.follow_links
-    )
+    opts = rt.search_options(int(raw_top))
     hits = await asyncio.to_thread(api.engine.search, query, flt, opts)
     rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=hit_summaries(hits, str))
     return ok(

@@ -192,20 +192,24 @@ class Indexer:
         if walked.loose != self.loose_files and walked.loose:
             log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
         self.loose_files = walked.loose
-        on_disk = {f.path: f for f in walked.files}
-        known = self.store.file_states()
+        # Unchanged files cost one set lookup each (in C): the index's (path, size, stat mtime) rows
+        # against the walk's, which are the same tuples. Hashes are read only when some stat differs.
+        indexed = self.store.file_stats()
+        changed = [f for f in walked.files if f not in indexed]
+        report.unchanged = len(walked.files) - len(changed)
         skipped = self.store.skipped_states()
 
-        gone = [p for p in known if p not in on_disk] + [p for p in skipped if p not in on_disk]
+        gone: list[str] = []
+        if report.unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk
+            on_disk = {f.path for f in walked.files}
+            gone = [p for p, _, _ in indexed if p not in on_disk] + [p for p in skipped if p not in on_disk]
         if gone:
             report.removed = self.store.remove_files(gone)
 
+        known = self.store.file_states() if changed else {}
         candidates: list[FileStat] = []
-        for stat in walked.files:
+        for stat in changed:
             state = known.get(stat.path)
-            if state is not None and state.size == stat.size and state.stat_mtime_ns == stat.mtime_ns:
-                report.unchanged += 1
-                continue
             skip = skipped.get(stat.path)
             if state is None and skip is not None and skip[0] == stat.size and skip[1] == stat.mtime_ns:
                 report.skipped[stat.path] = skip[2]

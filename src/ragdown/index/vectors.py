@@ -141,17 +141,24 @@ class DenseMatrix:
         mask = snap.alive[: snap.n]
         if allowed_files is not None:
             mask = mask & np.isin(snap.file_ids[: snap.n], allowed_files)
-        positions = np.flatnonzero(mask)
-        if len(positions) == 0:
+        kept = int(np.count_nonzero(mask))
+        if kept == 0:
             return []
-        if len(positions) == snap.n:
+        if 2 * kept >= snap.n:
+            # Most rows count: score the whole matrix and rule the others out. Gathering them instead
+            # (`mat[positions]`) copies most of the matrix on every query, which is what any dead row
+            # (one file edited since the last compaction) used to cost every unfiltered search.
             scores = snap.mat[: snap.n] @ query
+            if kept < snap.n:
+                scores[~mask] = -np.inf
+            ids = snap.ids[: snap.n]
         else:
+            positions = np.flatnonzero(mask)
             scores = snap.mat[positions] @ query
-        k = min(k, len(scores))
+            ids = snap.ids[positions]
+        k = min(k, kept)
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        ids = snap.ids[: snap.n] if len(positions) == snap.n else snap.ids[positions]
         return [(int(ids[i]), float(scores[i])) for i in top]
 
     def cosine(self, query: Vectors, chunk_ids: list[int]) -> dict[int, float]:

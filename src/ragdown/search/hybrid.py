@@ -1,9 +1,13 @@
 """Hybrid search: dense and BM25 pools under the same filters, fused, with every hit's exact cosine.
 
 - Pools of `max(4 × top_k, 20)` from each retriever, with the same file-level SQL prefilter.
-- Reciprocal rank fusion (k = 60); a query naming an identifier is fused by score instead (each side
-  min-max normalised over its own pool, BM25 weighted 0.8).
-- A query holding a document's alias adds one rank-1 RRF share to each candidate of that document.
+- BM25 reads the breadcrumb, the text and the aliases, a breadcrumb match weighing 3 text matches.
+- Fusion `rrf` (the default, as the spec says): reciprocal rank fusion, k = 60. A query naming an
+  identifier is fused by score instead (each side min-max normalised over its own pool, BM25 weighted
+  0.8), and a candidate holding a span the query quotes gains half the best score.
+- A prose query holding a document's alias adds one rank-1 share to each candidate of that document.
+- Fusion `score` (`RAGDOWN_FUSION=score`, measured better with the offline model, `docs/retrieval.md`):
+  every query fused by score (BM25 0.6; identifier and single-term queries 0.8), alias boost 0.5.
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
 """
@@ -14,6 +18,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -21,14 +26,26 @@ from ragdown.documents import LinkResolver, find_links
 from ragdown.index.embedders.base import Embedder, Vectors
 from ragdown.index.store import ChunkRecord, FileFilter, Store
 from ragdown.index.vectors import DenseMatrix
-from ragdown.search.query import aliases_in, fts_match, names_identifier
+from ragdown.search.query import (
+    aliases_in,
+    fts_match,
+    holds_phrase,
+    is_single_term,
+    names_identifier,
+    quoted_spans,
+)
 
 log = logging.getLogger(__name__)
 
 RRF_K = 60
-LEXICAL_WEIGHT = 0.8  # score fusion for identifier queries
-BM25_WEIGHTS = (1.0, 1.0, 1.0)  # breadcrumb, text, aliases
+LEXICAL_WEIGHT = 0.8  # the BM25 side's share in score fusion for a query naming an identifier
+PROSE_LEXICAL_WEIGHT = 0.6  # and, with fusion "score", for every other query
+BM25_WEIGHTS = (3.0, 1.0, 1.0)  # breadcrumb, text, aliases
+NAME_BOOST = 0.5  # an alias the query says, or a span it quotes: half the best fused score (1.0)
 LINKED_SECTIONS = 2
+
+
+Fusion = Literal["rrf", "score"]
 
 
 def pool_size(top_k: int) -> int:
@@ -59,6 +76,7 @@ class SearchOptions:
     max_per_document: int = 0
     follow_links: int = 0
     pool: int | None = None
+    fusion: Fusion = "rrf"
 
 
 class Searcher:
@@ -126,11 +144,21 @@ class Searcher:
         dense = self.dense_pool(qvec, flt, size)
         lexical = self.lexical_pool(query, flt, size)
         routed = names_identifier(query)
-        fused = _score_fusion(dense, lexical) if routed else _rrf(dense, lexical)
-        if not routed:
-            boosted = aliases_in(query, self._aliases())
-            if boosted:
-                self._boost_aliases(fused, boosted)
+        if opts.fusion == "score":
+            routed = routed or is_single_term(query)
+            fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT if routed else PROSE_LEXICAL_WEIGHT)
+            boost = NAME_BOOST
+        elif routed:
+            fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT)
+            boost = NAME_BOOST
+        else:
+            fused = _rrf(dense, lexical)
+            boost = rrf_share(0)
+        # A query routed to score fusion is not alias-boosted; a quoted span lifts its chunk under score fusion.
+        boosted = set() if routed else aliases_in(query, self._aliases())
+        quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
+        if boosted or quoted:
+            self._boost_names(fused, boosted, quoted, boost)
         order = sorted(fused, key=lambda cid: -fused[cid][0])
         records = self.store.chunks_by_id(order)
         order = [cid for cid in order if cid in records]
@@ -148,12 +176,22 @@ class Searcher:
             hits = self._follow_links(hits, qvec, flt, opts)
         return hits[: opts.top_k]
 
-    def _boost_aliases(self, fused: dict[int, tuple[float, set[str]]], paths: set[str]) -> None:
+    def _boost_names(
+        self, fused: dict[int, tuple[float, set[str]]], paths: set[str], quoted: list[str], boost: float
+    ) -> None:
+        """Lift each candidate of an aliased document, and each holding a quoted span whole, by `boost`."""
         records = self.store.chunks_by_id(list(fused))
         for cid, rec in records.items():
+            lift = 0.0
             if rec.path in paths:
+                lift += boost
+            if quoted:
+                text = (rec.breadcrumb + "\n" + rec.text).lower()
+                if any(holds_phrase(text, span) for span in quoted):
+                    lift += boost
+            if lift:
                 score, sources = fused[cid]
-                fused[cid] = (score + rrf_share(0), sources)
+                fused[cid] = (score + lift, sources)
 
     # -- link following ----------------------------------------------------------------------------
 
@@ -234,10 +272,11 @@ def _normalise(pool: Sequence[tuple[int, float]]) -> dict[int, float]:
 
 
 def _score_fusion(
-    dense: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]]
+    dense: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]], lexical_weight: float
 ) -> dict[int, tuple[float, set[str]]]:
+    """Each pool min-max normalised over itself, then `(1 - w) × dense + w × lexical` (0 where absent)."""
     fused: dict[int, tuple[float, set[str]]] = {}
-    for name, weight, pool in (("dense", 1.0 - LEXICAL_WEIGHT, dense), ("lexical", LEXICAL_WEIGHT, lexical)):
+    for name, weight, pool in (("dense", 1.0 - lexical_weight, dense), ("lexical", lexical_weight, lexical)):
         for cid, norm in _normalise(pool).items():
             score, sources = fused.get(cid, (0.0, set()))
             sources.add(name)

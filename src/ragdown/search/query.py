@@ -1,10 +1,12 @@
-"""What a query holds: its words for BM25, whether it names an identifier, which aliases it says."""
+"""What a query holds: its terms for BM25, whether it names an identifier, what it quotes, which aliases it says."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Iterable
+
+from ragdown.index.lexical import is_cjk, lexical_text
 
 # Common English words that match most chunks: dropping them from the OR query keeps BM25 cost
 # proportional to the words that carry meaning (FTS5 scores every row an OR query matches).
@@ -34,20 +36,40 @@ def words(text: str) -> list[str]:
     return out
 
 
-def fts_match(query: str) -> str | None:
-    """An FTS5 MATCH expression OR-ing the query's words, each quoted; None when there are no words.
+_JOINER = "-_./:+"
+_TERM = re.compile(r"[^\W_]+(?:[-_./:+][^\W_]+)*")
+_SPLIT = re.compile(r"[-_./:+]")
 
-    `_` is a separator for unicode61, so `pg_restore` becomes the phrase "pg restore". Stop words are
-    dropped unless nothing else is left.
+
+def fts_terms(query: str) -> list[str]:
+    """The query's BM25 terms in order: words, and each compound as one phrase of its parts.
+
+    A compound is a run of letters and digits joined by `-`, `_`, `.`, `/`, `:` or `+` with no space
+    (`db-curlew-indexer`, `pg_restore`, `v1.2.3`, `Ctrl+Shift+T`): it is matched as the phrase of its
+    parts, which unicode61 indexes as separate tokens, so a chunk holding the name whole outranks one that
+    only shares its common parts. Stop words are dropped from the single words unless nothing else is left.
+    CJK runs become their character bigrams first, as in the index (`lexical_text`).
     """
-    tokens = [t for t in words(query) if t]
-    if not tokens:
-        return None
-    meaningful = [t for t in tokens if t not in STOP_WORDS] or tokens
+    singles: list[tuple[int, str]] = []
+    phrases: list[tuple[int, str]] = []
+    for position, match in enumerate(_TERM.finditer(lexical_text(query).lower())):
+        parts = [p for p in _SPLIT.split(match.group(0)) if p]
+        if len(parts) > 1:
+            phrases.append((position, " ".join(parts)))
+        elif parts:
+            singles.append((position, parts[0]))
+    meaningful = [(i, t) for i, t in singles if t not in STOP_WORDS]
+    if meaningful or phrases:
+        singles = meaningful
     seen: dict[str, None] = {}
-    for token in meaningful:
-        seen.setdefault(" ".join(p for p in token.split("_") if p), None)
-    terms = [t for t in seen if t]
+    for _, term in sorted(singles + phrases):
+        seen.setdefault(term, None)
+    return list(seen)
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the query's terms (`fts_terms`), each quoted; None when there are none."""
+    terms = fts_terms(query)
     if not terms:
         return None
     return " OR ".join(f'"{t}"' for t in terms)
@@ -92,9 +114,28 @@ def identifier_spans(query: str) -> list[str]:
     return found
 
 
+def is_single_term(query: str) -> bool:
+    """A query of one word or one compound (`kowalczyk`, `db-curlew-indexer`): a lookup, not a question."""
+    text = query.strip()
+    return bool(text) and len(text.split()) == 1 and len(fts_terms(text)) == 1
+
+
 def names_identifier(query: str) -> bool:
-    """True when the query should lean on BM25 (score fusion) rather than rank fusion."""
+    """True when the query names an identifier, so it leans on BM25 (score fusion instead of rank fusion)."""
     return bool(identifier_spans(query))
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”")
+
+
+def quoted_spans(query: str) -> list[str]:
+    """What the query quotes in backticks or double quotes, stripped; empty spans dropped."""
+    spans: list[str] = []
+    for match in _QUOTED.finditer(query):
+        span = next(g for g in match.groups() if g is not None).strip()
+        if span and span not in spans:
+            spans.append(span)
+    return spans
 
 
 def holds_phrase(query_lower: str, phrase: str) -> bool:
@@ -110,7 +151,10 @@ def holds_phrase(query_lower: str, phrase: str) -> bool:
         before = query_lower[i - 1] if i > 0 else " "
         end = i + len(needle)
         after = query_lower[end] if end < len(query_lower) else " "
-        if not _is_word_char(before) and not _is_word_char(after):
+        # CJK has no spaces between words: a CJK edge of the phrase needs no boundary there.
+        starts_ok = is_cjk(needle[0]) or not _is_word_char(before)
+        ends_ok = is_cjk(needle[-1]) or not _is_word_char(after)
+        if starts_ok and ends_ok:
             return True
         start = i + 1
 

@@ -71,6 +71,9 @@ class ToolSpec(Generic[A, C]):
         return _schema_of(self.args)
 
     def parse(self, arguments: dict[str, Any] | None) -> A:
+        bad = not_unicode(arguments)
+        if bad is not None:
+            raise Refusal(400, f"{self.name}: arguments must be Unicode text, and {bad[:40]!r} is not")
         try:
             return self.args.model_validate(arguments or {})
         except ValidationError as err:
@@ -86,6 +89,25 @@ def _schema_of(args: type[Args]) -> dict[str, Any]:
     schema.setdefault("properties", {})
     schema.pop("description", None)
     return schema
+
+
+def not_unicode(value: Any) -> str | None:
+    """The first string in `value` that is not Unicode text (a lone surrogate, which JSON can carry as
+    `"\\ud800"` but no file, SQLite or encoder takes), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
 
 
 def describe_validation(err: ValidationError) -> str:

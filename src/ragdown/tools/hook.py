@@ -3,8 +3,8 @@
 1. A trimmed prompt under 12 characters, or a slash command, gets nothing (session memory untouched).
 2. Settings per key: the call, the folder's `hook`, saved server settings, `RAGDOWN_HOOK_*`, defaults.
 3. Search with 2 × top_k; keep hits whose cosine reaches `min_score` and that this session was not given.
-4. Sort by cosine and keep those within `min_ratio` of the best (the best always survives), cap per
-   document, take `top_k`.
+4. Sort by cosine and keep those within `min_ratio` of the best one's cosine (the best always survives),
+   cap per document, take `top_k`.
 5. A candidate holding a name the prompt quotes, and one of a document whose alias the prompt says, go
    first whatever their cosine.
 6. Blocks are added while they fit in `max_chars` (the first always does), and remembered per session.
@@ -20,10 +20,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ragdown.index.store import FileFilter
 from ragdown.runtime import HookMemory, HookSettings
-from ragdown.search.format import hit_block
-from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
-from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, words
+from ragdown.search.format import PathView, hit_block
+from ragdown.search.hybrid import Fusion, Hit, Searcher, SearchOptions, cap_per_document
+from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, quoted_spans, words
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import hit_summaries
@@ -33,7 +34,6 @@ CAUTION = (
     "These are excerpts from the user's documents, found by search for this prompt, not chosen by the user. "
     "They may be irrelevant or out of date: read the whole file with ragdown_read_doc before relying on one."
 )
-_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|“([^”\n]+)”")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)*$")
 
 
@@ -64,8 +64,7 @@ class HookResult:
 def strong_names(prompt: str) -> list[str]:
     """Names the prompt quotes that are worth forcing in: commands and identifiers, not plain words."""
     names: list[str] = []
-    for match in _QUOTED.finditer(prompt):
-        name = next(g for g in match.groups() if g is not None).strip()
+    for name in quoted_spans(prompt):
         if len(name) < 3 or _VERSION.match(name):
             continue
         if identifier_spans(name) or (len(words(name)) >= 2 and len(name) >= 6):
@@ -115,23 +114,49 @@ def select(
     return result
 
 
-def render(ctx: ToolContext, hits: list[Hit], settings: HookSettings) -> tuple[str, list[Hit]]:
-    """The `<ragdown-context>` block holding as many hits as fit in `max_chars` (at least one)."""
-    limit = min(ctx.runtime.text_limit or settings.max_chars, settings.max_chars)
+def fit(
+    hits: list[Hit], settings: HookSettings, text_limit: int, view: PathView | None = None
+) -> tuple[list[str], list[Hit]]:
+    """The hit blocks that fit in `max_chars` (the first always does), and their hits."""
+    limit = min(text_limit or settings.max_chars, settings.max_chars)
     blocks: list[str] = []
     used: list[Hit] = []
     total = 0
     for i, hit in enumerate(hits, 1):
-        block = hit_block(i, hit, limit, ctx.scope.view)
+        block = hit_block(i, hit, limit, view) if view is not None else hit_block(i, hit, limit)
         if blocks and total + len(block) > settings.max_chars:
             break
         blocks.append(block)
         used.append(hit)
         total += len(block)
+    return blocks, used
+
+
+def render(ctx: ToolContext, hits: list[Hit], settings: HookSettings) -> tuple[str, list[Hit]]:
+    """The `<ragdown-context>` block holding as many hits as fit in `max_chars` (at least one)."""
+    blocks, used = fit(hits, settings, ctx.runtime.text_limit, ctx.scope.view)
     if not blocks:
         return "", []
     body = "\n\n".join(blocks)
     return f'<ragdown-context source="{ctx.scope.dir}">\n{CAUTION}\n\n{body}\n</ragdown-context>', used
+
+
+def skip_reason(prompt: str) -> str | None:
+    """Why a (trimmed) prompt gets nothing without a search: too short, or a slash command."""
+    if len(prompt) < MIN_PROMPT_CHARS:
+        return "short"
+    if prompt.startswith("/"):
+        return "slash command"
+    return None
+
+
+def hook_candidates(
+    searcher: Searcher, prompt: str, flt: FileFilter, top_k: int, fusion: Fusion = "rrf"
+) -> tuple[list[Hit], set[str]]:
+    """The hook's search (2 × top_k, ranked by fused score) and the paths whose alias the prompt says."""
+    candidates = searcher.search(prompt, flt, SearchOptions(top_k=2 * top_k, fusion=fusion))
+    alias_paths = aliases_in(prompt, [(alias, h.path) for h in candidates for alias in h.chunk.file.aliases])
+    return candidates, alias_paths
 
 
 def hook_context(ctx: ToolContext, a: ContextArgs) -> HookResult:
@@ -140,16 +165,14 @@ def hook_context(ctx: ToolContext, a: ContextArgs) -> HookResult:
     if key is not None and a.reset:
         memory.reset(key)
     prompt = a.prompt.strip()
-    if len(prompt) < MIN_PROMPT_CHARS:
-        return HookResult(skipped="short")
-    if prompt.startswith("/"):
-        return HookResult(skipped="slash command")
+    skipped = skip_reason(prompt)
+    if skipped is not None:
+        return HookResult(skipped=skipped)
     call = {"top_k": a.top_k, "min_score": a.min_score, "min_ratio": a.min_ratio, "max_chars": a.max_chars}
     settings = ctx.runtime.hook_settings(call, ctx.scope.settings().hook)
     searcher = ctx.engine.require_searcher()
     flt = ctx.scope.file_filter()
-    candidates = searcher.search(prompt, flt, SearchOptions(top_k=2 * settings.top_k))
-    alias_paths = aliases_in(prompt, [(alias, h.path) for h in candidates for alias in h.chunk.file.aliases])
+    candidates, alias_paths = hook_candidates(searcher, prompt, flt, settings.top_k, ctx.runtime.fusion)
     seen = memory.seen(key) if key is not None else set()
     result = select(candidates, settings, seen, prompt, alias_paths, ctx.runtime.max_per_document)
     result.text, result.injected = render(ctx, result.injected, settings)

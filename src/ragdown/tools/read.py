@@ -18,7 +18,7 @@ from ragdown.index.store import FileRecord, Store
 from ragdown.linking import folder_files, folder_resolver
 from ragdown.sandbox import split_safe
 from ragdown.search.format import agent_suffix, day, recall_json, recall_text, tags_suffix
-from ragdown.search.hybrid import Hit, SearchOptions
+from ragdown.search.hybrid import Hit
 from ragdown.search.scope import OutsideError, normalise_prefix, normalise_tag
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
@@ -87,7 +87,7 @@ async def recall(ctx: ToolContext, a: RecallArgs) -> str:
         written_by=a.written_by,
     )
     rt = ctx.runtime
-    opts = SearchOptions(top_k=a.top_k, max_per_document=rt.max_per_document, follow_links=rt.follow_links)
+    opts = rt.search_options(a.top_k)
     started = time.perf_counter()
     hits = await ctx.run(ctx.engine.search, a.query, flt, opts)
     rt.log(
@@ -137,6 +137,20 @@ def _no_such(raw: str) -> Refusal:
     return not_found(f"no such document: {raw} (not a path, and no document by that name or alias)")
 
 
+def _is_plain_file(root: Path, rel: str) -> bool:
+    """`rel` (sandboxed, under `root`) is a regular file reached without a symlink anywhere on the way:
+    the indexer never follows one, and a linked directory may lead outside the folder."""
+    current = root
+    try:
+        for part in rel.split("/"):
+            current = current / part
+            if current.is_symlink():
+                return False
+        return current.is_file()
+    except OSError:  # a name or path too long for the filesystem: not a document
+        return False
+
+
 def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
     """The docs-relative path `raw` names (a path or a wikilink target), its anchor, and whether it was a link."""
     scope = ctx.scope
@@ -148,8 +162,7 @@ def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, 
         parts = []
     if parts:
         rel = "/".join(parts)
-        candidate = scope.dir / rel
-        if is_markdown_path(rel) and candidate.is_file() and not candidate.is_symlink():
+        if is_markdown_path(rel) and _is_plain_file(scope.dir, rel):
             anchor = raw.split("#", 1)[1] if "#" in raw else None
             return scope.docs_path(rel), anchor, False
     resolver = folder_resolver(store, scope)
@@ -167,6 +180,8 @@ def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None
     store = ctx.store()
     docs_path, anchor, via_link = _locate(ctx, store, raw)
     path = ctx.docs_root / docs_path
+    if not _is_plain_file(ctx.docs_root, docs_path):  # gone, or replaced by a symlink, since it was indexed
+        raise _no_such(raw)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -1,0 +1,173 @@
+"""Shared pieces of the retrieval benchmarks (`bench/retrieval_*.py`): corpora, embedders, tables, output.
+
+Not a benchmark itself. The scripts import it as `retrieval_common` (Python puts a script's own folder
+first on `sys.path`). They run ragdown's own code (`ragdown.evaluation`) on the shared corpora, which are
+only read: every index goes to a temporary folder unless `--keep DIR` keeps it for the next run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import math
+import os
+import platform
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ragdown.config import Settings
+from ragdown.engine import Engine
+from ragdown.evaluation.metrics import Question, load_questions
+from ragdown.evaluation.runner import indexed, open_embedder
+from ragdown.index.embedders.base import Embedder, EmbedderError
+
+SHARED = Path(os.environ.get("RAGDOWN_BENCH_SHARED", "/work/shared/bench"))
+RUNBOOKS = SHARED / "ragdown-runbooks"
+RUNBOOKS_CORPUS = RUNBOOKS / "corpus"
+OBSIDIAN = SHARED / "obsidian-help" / "vault"
+OBSIDIAN_ZH = SHARED / "obsidian-help-zh" / "vault"
+QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
+OUT_DIR = Path(__file__).resolve().parent / "out"
+MAIN_TYPES = (
+    "prose-owner",
+    "table-cell",
+    "scoped-section",
+    "nested-list",
+    "ordered-step",
+    "code-block",
+    "reverse-lookup",
+)
+RRF_TYPES = ("rrf-single", "rrf-pair")
+# Every embedder the catalog names, as (label, spec, quantize).
+EMBEDDERS: tuple[tuple[str, str, bool], ...] = (
+    ("minilm", "minilm", False),
+    ("minilm int8", "minilm", True),
+    ("granite-small", "granite-small", False),
+    ("bge-small", "bge-small", False),
+    ("embeddinggemma", "embeddinggemma", False),
+    ("hash", "hash", False),
+)
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "nproc": os.cpu_count(),
+        "cpu": cpu_model(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "python": sys.version.split()[0],
+        "onnxruntime": _version("onnxruntime"),
+        "sqlite": sqlite3.sqlite_version,
+    }
+
+
+def machine_line(m: dict[str, Any]) -> str:
+    return (
+        f"{m['date']} · {m['nproc']} CPUs ({m['cpu']}) · load {m['loadavg'][0]} · Python {m['python']}, "
+        f"onnxruntime {m['onnxruntime']}, SQLite {m['sqlite']}"
+    )
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keep", type=Path, help="keep the indexes in this folder and reuse them next time")
+    ap.add_argument("--models", type=Path, help="the models folder (default: RAGDOWN_MODELS or the cache)")
+    ap.add_argument(
+        "--json", type=Path, help="also write the results here (default: bench/out/<script>.json)"
+    )
+    return ap
+
+
+def settings(models: Path | None = None) -> Settings:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_") or k == "RAGDOWN_MODELS"}
+    s = Settings.from_env(env)
+    return replace(s, models_dir=models) if models is not None else s
+
+
+def load(s: Settings, spec: str, quantize: bool = False) -> tuple[Embedder | None, str | None]:
+    """The embedder, or None and the one sentence saying why it cannot load here."""
+    try:
+        embedder = open_embedder(s, spec, quantize=quantize)
+    except EmbedderError as err:
+        return None, str(err).split("; to run")[0]
+    if quantize and not getattr(embedder, "quantized", False):
+        report = getattr(embedder, "quantize_report", None)
+        reason = (
+            getattr(report, "reason", None) or "int8 quantisation is unavailable (install the onnx package)"
+        )
+        return None, reason
+    return embedder, None
+
+
+@contextlib.contextmanager
+def corpus_index(
+    s: Settings, corpus: Path, embedder: Embedder, keep: Path | None, label: str
+) -> Iterator[tuple[Engine, dict[str, Any]]]:
+    """An index of `corpus` for `embedder`: under `keep/<label>` when given (reused), else a temp dir."""
+    with contextlib.ExitStack() as stack:
+        if keep is not None:
+            data = keep / f"{corpus.parent.name}-{corpus.name}-{label}".replace(" ", "-")
+        else:
+            data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ragdown-bench-")))
+        yield stack.enter_context(indexed(s, corpus, embedder, data))
+
+
+def runbooks_questions(types: Sequence[str]) -> list[Question]:
+    return load_questions(RUNBOOKS / "ragdown.questions.jsonl", types)
+
+
+def first_answerable(n: int) -> list[Question]:
+    """The first `n` answerable questions of the published 240, in their order (threshold.ts)."""
+    return [q for q in load_questions(RUNBOOKS / "ragdown.main.jsonl") if q.golds][:n]
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Exact two-sided McNemar p-value on paired outcomes (the binomial test on the discordant pairs)."""
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    tail = float(sum(math.comb(n, i) for i in range(k + 1))) / float(2**n)
+    return min(1.0, 2.0 * tail)
+
+
+def write_json(path: Path | None, script: str, data: dict[str, Any]) -> Path:
+    target = path or OUT_DIR / f"{script}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return target

@@ -1,0 +1,247 @@
+"""`ragdown eval DIR --questions Q.jsonl`: index a folder into a temporary index and grade a question set.
+
+The folder is only read; the index goes to a temporary data dir (or `--data-dir`, which must lie outside
+the folder). Every question runs through the real search path (see `runner.py`); the hits can be written
+in `grade.py`'s RESULTS format (`--results`), and the metrics are computed with its rules (`metrics.py`).
+`--hook` also runs every question through `ragdown_context`'s gates over a sweep of `min_ratio` values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, cast
+
+from ragdown.config import Settings
+from ragdown.evaluation.metrics import (
+    MODES,
+    RATIO_SWEEP,
+    Mode,
+    Report,
+    Rule,
+    grade,
+    load_questions,
+    write_results,
+)
+
+DEFAULT_TOP_K = 10
+
+
+def add_parser(sub: Any) -> None:
+    """The `eval` subcommand's arguments (`sub` is the parser's subparsers action)."""
+    ev = sub.add_parser(
+        "eval",
+        help="grade retrieval on a folder with a question set (indexes into a temporary data dir)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ev.add_argument("dir", type=Path, help="the folder of Markdown (only read)")
+    ev.add_argument("--questions", type=Path, required=True, help="questions JSONL (grade.py's format)")
+    ev.add_argument("--mode", choices=MODES, default="hybrid")
+    ev.add_argument(
+        "--top-k", type=int, default=DEFAULT_TOP_K, help=f"hits per question (default {DEFAULT_TOP_K})"
+    )
+    ev.add_argument("--results", type=Path, help="write the hits here in grade.py's RESULTS format")
+    ev.add_argument("--json", action="store_true", help="print the report as JSON")
+    ev.add_argument("--rule", choices=("lines", "heading"), default="lines", help="what a correct hit is")
+    ev.add_argument("--types", default="", help="comma-separated question types to keep (default: all)")
+    ev.add_argument("--embedder", help="embedder name (default: RAGDOWN_EMBEDDER)")
+    ev.add_argument("--quantize", action="store_true", help="use the embedder's per-channel int8 copy")
+    ev.add_argument("--data-dir", type=Path, help="keep the index here (outside DIR) instead of a temp dir")
+    ev.add_argument("--max-per-document", type=int, help="sections per document (default: the setting)")
+    ev.add_argument("--follow-links", type=int, help="hits whose wikilinks to follow (default: the setting)")
+    ev.add_argument(
+        "--fusion",
+        choices=("rrf", "score"),
+        help="rank fusion as the spec says, or score fusion (default: RAGDOWN_FUSION)",
+    )
+    ev.add_argument("--hook", action="store_true", help="also run the hook's gates over a min_ratio sweep")
+    ev.add_argument("--min-score", type=float, help="the hook's min_score (default: the embedder's floor)")
+    ev.add_argument(
+        "--ratios",
+        default=",".join(f"{r:g}" for r in RATIO_SWEEP),
+        help="the hook's min_ratio sweep (default %(default)s)",
+    )
+
+
+def _inside(path: Path, root: Path) -> bool:
+    path, root = path.expanduser().resolve(), root.resolve()
+    return path == root or root in path.parents
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar on stderr (a terminal only); the callback takes (phase, done, total)."""
+    if not enabled:
+        yield lambda phase, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def show(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total or None)
+            bar.update(tasks[phase], completed=done, total=total or None)
+
+        yield show
+
+
+def run(settings: Settings, args: argparse.Namespace) -> int:
+    from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
+    from ragdown.index.embedders.base import EmbedderError
+    from ragdown.index.store import FileFilter
+    from ragdown.runtime import Runtime
+    from ragdown.search.hybrid import SearchOptions
+
+    docs: Path = args.dir
+    if not docs.is_dir():
+        print(f"ragdown eval: not a directory: {docs}", file=sys.stderr)
+        return 2
+    if args.data_dir is not None and _inside(args.data_dir, docs):
+        print("ragdown eval: --data-dir must lie outside the folder being evaluated", file=sys.stderr)
+        return 2
+    try:
+        ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
+    except ValueError:
+        print(f"ragdown eval: --ratios must be numbers separated by commas: {args.ratios!r}", file=sys.stderr)
+        return 2
+    questions = load_questions(args.questions, args.types.split(","))
+    if not questions:
+        print(f"ragdown eval: no questions in {args.questions}", file=sys.stderr)
+        return 2
+    overrides: dict[str, Any] = {"watch": False}
+    if args.max_per_document is not None:
+        overrides["max_per_document"] = max(0, args.max_per_document)
+    if args.follow_links is not None:
+        overrides["follow_links"] = max(0, args.follow_links)
+    if args.fusion is not None:
+        overrides["fusion"] = args.fusion
+    settings = replace(settings, **overrides)
+    name = args.embedder or settings.embedder
+    try:
+        embedder = open_embedder(settings, name, quantize=args.quantize)
+    except EmbedderError as err:
+        print(f"ragdown eval: {err}", file=sys.stderr)
+        return 2
+    rule = cast(Rule, args.rule)
+    mode = cast(Mode, args.mode)
+    top_k = max(1, args.top_k)
+    opts = SearchOptions(
+        top_k=top_k,
+        max_per_document=settings.max_per_document,
+        follow_links=settings.follow_links,
+        fusion="score" if settings.fusion == "score" else "rrf",
+    )
+    out: dict[str, Any] = {
+        "dir": str(docs.resolve()),
+        "questions": str(args.questions),
+        "n": len(questions),
+        "mode": mode,
+        "top_k": top_k,
+        "rule": rule,
+        "embedder": embedder.name,
+        "quantized": bool(getattr(embedder, "quantized", False)),
+        "max_per_document": settings.max_per_document,
+        "follow_links": settings.follow_links,
+        "fusion": settings.fusion,
+    }
+    interactive = not args.json and sys.stderr.isatty()
+    with (
+        _progress(interactive) as show,
+        indexed(settings, docs, embedder, args.data_dir, lambda d, t: show("indexing", d, t)) as (
+            engine,
+            report,
+        ),
+    ):
+        searcher = engine.require_searcher()
+        files, chunks = engine.require_store().counts(FileFilter())
+        out["index"] = {"files": files, "chunks": chunks, "ms": report.get("ms"), "sync": report}
+        ran = run_questions(searcher, questions, mode, opts, progress=lambda d, t: show("searching", d, t))
+        results = ran.results()
+        graded = grade(questions, results, rule)
+        out["search_seconds"] = round(ran.seconds, 3)
+        out["metrics"] = graded.as_dict()
+        out["ranks"] = graded.ranks
+        if args.results is not None:
+            write_results(args.results, results)
+            out["results"] = str(args.results)
+        if args.hook:
+            runtime = Runtime(settings, engine)
+            call = {"min_score": args.min_score} if args.min_score is not None else {}
+            base, rows = run_hook(
+                runtime, questions, rule, ratios, call, progress=lambda d, t: show("hook", d, t)
+            )
+            out["hook"] = {
+                "top_k": base.top_k,
+                "min_score": base.min_score,
+                "max_chars": base.max_chars,
+                "max_per_document": runtime.max_per_document,
+                "rows": [r.as_dict() for r in rows],
+            }
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        print(render_text(out, graded, out.get("hook")))
+    return 0
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:6.1f}%"
+
+
+def render_text(out: dict[str, Any], graded: Report, hook: dict[str, Any] | None) -> str:
+    lines = [
+        f"ragdown eval {out['dir']}: {out['n']} questions, {out['mode']}, top-k {out['top_k']}, "
+        f"embedder {out['embedder']}{' (int8)' if out['quantized'] else ''}, rule {out['rule']}",
+    ]
+    ix = out["index"]
+    n_searched = out["n"] or 1
+    lines.append(
+        f"index: {ix['files']} files, {ix['chunks']} chunks (sync {ix['ms'] / 1000:.1f} s); "
+        f"searches {out['search_seconds']:.1f} s ({1000 * out['search_seconds'] / n_searched:.0f} ms a question)"
+    )
+    lines.append("")
+    lines.append(f"{'type':<22}{'n':>5}{'top1':>8}{'r@5':>8}{'r@8':>8}{'mrr':>8}")
+    rows = [*graded.by_type.items(), ("ALL answerable", graded.overall)]
+    for name, s in rows:
+        if s.n:
+            lines.append(f"{name:<22}{s.n:>5}{_pct(s.top1):>8}{_pct(s.r5):>8}{_pct(s.r8):>8}{s.mrr:>8.3f}")
+    if graded.no_gold:
+        lines.append("")
+        lines.append(f"{'no answer (type)':<22}{'n':>5}{'with hits':>11}{'mean hits':>11}")
+        for name, g in graded.no_gold.items():
+            lines.append(f"{name:<22}{g.n:>5}{g.with_hits:>11}{g.mean_hits:>11.2f}")
+    if hook is not None:
+        lines.append("")
+        lines.append(
+            f"hook: top_k {hook['top_k']}, min_score {hook['min_score']:g}, max_chars {hook['max_chars']}, "
+            f"max_per_document {hook['max_per_document']}"
+        )
+        lines.append(
+            f"{'min_ratio':>9}{'recall':>9}{'chunks/q':>10}{'wrong/q':>9}  no answer: prompts (chunks)"
+        )
+        for row in hook["rows"]:
+            no_gold = ", ".join(
+                f"{t} {v['prompts_with_injections']}/{v['n']} ({v['chunks_injected']})"
+                for t, v in row["no_gold"].items()
+            )
+            lines.append(
+                f"{row['min_ratio']:>9g}{_pct(row['recall']):>9}{row['chunks_per_prompt']:>10.2f}"
+                f"{row['wrong_per_prompt']:>9.2f}  {no_gold or '-'}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,151 @@
+"""`ragdown stdio` driven end to end by a third-party client: the MCP Inspector's CLI, from npm through npx.
+
+The Inspector launches `<python> -m ragdown.cli stdio` itself, with the environment given by `-e`, exactly
+as an MCP client configured with that command would. It skips, saying so, only where `npx` is missing;
+where `npx` is present the package is fetched on first use (into npm's own cache), which can take a while.
+The major version is pinned (the CLI's flags changed between 1 and 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TEST_ENV, write
+
+NPX = shutil.which("npx")
+INSPECTOR = "@modelcontextprotocol/inspector@2"
+FIRST_RUN_TIMEOUT_S = 600  # npx downloads the Inspector on first use
+RUN_TIMEOUT_S = 180
+pytestmark = [
+    pytest.mark.skipif(NPX is None, reason="npx (Node.js) is not installed: the MCP Inspector cannot run"),
+    # Above pytest's default: the first test's setup may be the download.
+    pytest.mark.timeout(FIRST_RUN_TIMEOUT_S + 2 * RUN_TIMEOUT_S),
+]
+BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
+
+
+@pytest.fixture(scope="module")
+def downloaded() -> None:
+    """Fetch the Inspector once, with a generous timeout, before the timed calls."""
+    assert NPX is not None
+    done = subprocess.run(
+        [NPX, "-y", INSPECTOR, "--version"],
+        capture_output=True,
+        text=True,
+        timeout=FIRST_RUN_TIMEOUT_S,
+        env=npx_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"npx could not run {INSPECTOR}: {done.stderr[-2000:]}"
+
+
+def npx_env() -> dict[str, str]:
+    """npx's own environment: the user's (npm cache, PATH), without any RAGDOWN_* setting of theirs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
+    env.update({"NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false", "npm_config_yes": "true"})
+    return env
+
+
+def inspect(tmp_path: Path, docs: Path, *method: str) -> tuple[dict[str, Any], int]:
+    """One Inspector CLI run against a fresh `ragdown stdio`: its JSON answer and exit status."""
+    assert NPX is not None
+    server_env = {
+        **TEST_ENV,
+        "RAGDOWN_DOCS_DIR": str(docs),
+        "RAGDOWN_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    flags = [arg for key, value in server_env.items() for arg in ("-e", f"{key}={value}")]
+    command = [NPX, "-y", INSPECTOR, "--cli", *flags, sys.executable, "-m", "ragdown.cli", "stdio", *method]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        env=npx_env(),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        answer: dict[str, Any] = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(
+            f"the Inspector answered no JSON (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        ) from None
+    return answer, done.returncode
+
+
+@pytest.fixture
+def docs(docs: Path) -> Path:
+    write(docs, "ops/backups.md", BACKUPS)
+    return docs
+
+
+@pytest.mark.usefixtures("downloaded")
+def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
+    listed, status = inspect(tmp_path, docs, "--method", "tools/list")
+    assert status == 0
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert sorted(tools) == sorted(
+        [
+            "ragdown_backlinks",
+            "ragdown_context",
+            "ragdown_delete",
+            "ragdown_edit",
+            "ragdown_list",
+            "ragdown_move",
+            "ragdown_read_doc",
+            "ragdown_recall",
+            "ragdown_reindex",
+            "ragdown_remember",
+            "ragdown_stats",
+            "ragdown_write",
+        ]
+    )
+    recall = tools["ragdown_recall"]
+    assert recall["inputSchema"]["required"] == ["query"]
+    assert recall["annotations"]["readOnlyHint"] is True
+    assert tools["ragdown_delete"]["annotations"]["destructiveHint"] is True
+
+
+@pytest.mark.usefixtures("downloaded")
+def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(tmp_path: Path, docs: Path) -> None:
+    called, status = inspect(
+        tmp_path,
+        docs,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ragdown_recall",
+        "--tool-arg",
+        "query=how do I restore the backups",
+        "--tool-arg",
+        "top_k=1",
+    )
+    assert status == 0
+    assert called["isError"] is False
+    text = called["content"][0]["text"]
+    assert text.startswith("[1] ops/backups.md:7-7 — Backups › Restore (similarity ")
+    assert text.endswith("\nRun pg_restore twice.")
+
+    # A refusal is a tool result with isError, never a protocol error (which would carry no content).
+    refused, _ = inspect(
+        tmp_path,
+        docs,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "ragdown_read_doc",
+        "--tool-arg",
+        "path=../secret.md",
+    )
+    assert refused["isError"] is True
+    assert "outside the docs folder" in refused["content"][0]["text"]
