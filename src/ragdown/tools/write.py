@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import Field
 
@@ -31,6 +32,7 @@ from ragdown.tools.context import ToolContext
 from ragdown.tools.read import compact
 
 MAX_NAME_TRIES = 1000
+W = TypeVar("W", bound=Args)
 
 
 def _refusal(err: DocumentError) -> Refusal:
@@ -57,9 +59,16 @@ def _short(data: bytes) -> str:
     return sha256_hex(data)[:SHORT_HASH]
 
 
-async def _synced(ctx: ToolContext) -> None:
-    """Writes answer after the index holds them."""
-    await ctx.engine.sync_async()
+def synced(write: Callable[[ToolContext, W], str]) -> Callable[[ToolContext, W], Awaitable[str]]:
+    """A tool handler that runs a blocking write off the event loop, then syncs the index before answering."""
+
+    async def handler(ctx: ToolContext, a: W) -> str:
+        await ctx.ready()
+        answer = await ctx.run(write, ctx, a)
+        await ctx.engine.sync_async()
+        return answer
+
+    return handler
 
 
 def _doc_path(ctx: ToolContext, raw: str, *, create_dirs: bool = False) -> Path:
@@ -129,13 +138,6 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
     raise conflict(f"no free name for {base!r} after {MAX_NAME_TRIES} tries")
 
 
-async def remember(ctx: ToolContext, a: RememberArgs) -> str:
-    await ctx.ready()
-    answer = await ctx.run(remember_file, ctx, a)
-    await _synced(ctx)
-    return answer
-
-
 REMEMBER = ToolSpec(
     name="ragdown_remember",
     description=(
@@ -145,7 +147,7 @@ REMEMBER = ToolSpec(
     ),
     args=RememberArgs,
     annotations=Annotations(read_only=False, destructive=False),
-    handler=remember,
+    handler=synced(remember_file),
 )
 
 
@@ -198,13 +200,6 @@ def write_file(ctx: ToolContext, a: WriteArgs) -> str:
     return f"wrote {display} (hash {_short(data)})"
 
 
-async def write(ctx: ToolContext, a: WriteArgs) -> str:
-    await ctx.ready()
-    answer = await ctx.run(write_file, ctx, a)
-    await _synced(ctx)
-    return answer
-
-
 WRITE = ToolSpec(
     name="ragdown_write",
     description=(
@@ -215,7 +210,7 @@ WRITE = ToolSpec(
     ),
     args=WriteArgs,
     annotations=Annotations(read_only=False, destructive=True),
-    handler=write,
+    handler=synced(write_file),
 )
 
 
@@ -255,13 +250,6 @@ def edit_file(ctx: ToolContext, a: EditArgs) -> str:
     return f"edited {display} (replaced {count}, hash {_short(data)})"
 
 
-async def edit(ctx: ToolContext, a: EditArgs) -> str:
-    await ctx.ready()
-    answer = await ctx.run(edit_file, ctx, a)
-    await _synced(ctx)
-    return answer
-
-
 EDIT = ToolSpec(
     name="ragdown_edit",
     description=(
@@ -272,7 +260,7 @@ EDIT = ToolSpec(
     ),
     args=EditArgs,
     annotations=Annotations(read_only=False, destructive=True),
-    handler=edit,
+    handler=synced(edit_file),
 )
 
 
@@ -349,10 +337,8 @@ def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
     return src_rel, dst_rel, sorted(updated)
 
 
-async def move(ctx: ToolContext, a: MoveArgs) -> str:
-    await ctx.ready()
-    src, dst, updated = await ctx.run(move_path, ctx, a)
-    await _synced(ctx)
+def move_answer(ctx: ToolContext, a: MoveArgs) -> str:
+    src, dst, updated = move_path(ctx, a)
     return f"moved {src} to {dst}" + (f"; links updated in {', '.join(updated)}" if updated else "")
 
 
@@ -365,7 +351,7 @@ MOVE = ToolSpec(
     ),
     args=MoveArgs,
     annotations=Annotations(read_only=False, destructive=False),
-    handler=move,
+    handler=synced(move_answer),
 )
 
 
@@ -413,13 +399,6 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
     return f"deleted {display}"
 
 
-async def delete(ctx: ToolContext, a: DeleteArgs) -> str:
-    await ctx.ready()
-    answer = await ctx.run(delete_path, ctx, a)
-    await _synced(ctx)
-    return answer
-
-
 DELETE = ToolSpec(
     name="ragdown_delete",
     description=(
@@ -429,7 +408,7 @@ DELETE = ToolSpec(
     ),
     args=DeleteArgs,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),
-    handler=delete,
+    handler=synced(delete_path),
 )
 
 
