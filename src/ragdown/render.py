@@ -199,6 +199,19 @@ def _resolve_links(state: StateCore) -> None:
                 _resolve_inline(child, context)
 
 
+_BLOCK_ID = re.compile(r"(?:^|\s+)\^[A-Za-z0-9-]+\s*$")
+
+
+def _hide_block_ids(state: StateCore) -> None:
+    """Obsidian's block ids (`text ^b15695`, or `^id` alone) mark a block; like Obsidian, never show them."""
+    for token in state.tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        last = token.children[-1]
+        if last.type == "text" and "^" in last.content:
+            last.content = _BLOCK_ID.sub("", last.content)
+
+
 def _resolve_inline(token: Token, context: _Context) -> None:
     if token.type == "link_open":
         _resolve_anchor(token, context)
@@ -401,6 +414,7 @@ def _build_parser() -> MarkdownIt:
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.inline.ruler.before("link", "hashtag", _tag_rule)
     md.core.ruler.after("inline", "ragdown_links", _resolve_links)
+    md.core.ruler.after("ragdown_links", "ragdown_block_ids", _hide_block_ids)
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("hashtag", _render_hashtag)
     return md

@@ -292,3 +292,16 @@ def test_render_document_resolves_within_the_folder() -> None:
     # A Markdown link resolves only as a relative path, never by name.
     assert "missing" in classes(name)
     assert [img["src"] for img in parsed.all("img")] == ["/api/file?path=work/notes/pic.png"] * 2
+
+
+def test_obsidian_block_ids_are_not_shown() -> None:
+    html = render_markdown(
+        "A paragraph. ^b15695\n\n- item ^item-1\n\n`code ^kept`\n\nprice 2^10\n",
+        resolve_link=lambda _: None,
+        file_url=lambda p: p,
+    )
+    assert "^b15695" not in html
+    assert "^item-1" not in html
+    assert "A paragraph.</p>" in html
+    assert "code ^kept" in html
+    assert "2^10" in html
