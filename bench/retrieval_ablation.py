@@ -2,11 +2,14 @@
 
 The rows are cumulative: `before` is the ranking with BM25 columns weighted alike, each word its own BM25
 term and no quoted-span lift, rebuilt here by swapping ragdown's own pieces in `ragdown.search.hybrid` for
-the old rules; the last row is ragdown as it is. Each row runs with `fusion: rrf` (the spec's default:
-reciprocal rank fusion, identifier queries fused by score) and `fusion: score` (`RAGDOWN_FUSION=score`).
-Top-1 per question type on the 210 answerable runbook questions, the 51 identifier probes, and the Obsidian
-help dev questions (`bench/questions/`; `--test` adds the held-out set, to be read once, after the choices
-are made).
+the old rules; the last pair of rows is ragdown as it is. Each row runs with `fusion: rrf` (the spec's
+default: reciprocal rank fusion, a query naming an identifier fused by score) and `fusion: score`
+(`RAGDOWN_FUSION=score`: every query fused by score, BM25 0.6, single terms routed, boosts 0.5), so the two
+rules that exist only in `score` (score fusion for every query, single-term routing) are not rows of their
+own: they are part of what separates the two rows of a pair. CJK bigrams act when indexing and are not swapped
+here (`ragdown eval` on the zh set measures them). Top-1 per question type on the 210 answerable runbook
+questions, the 51 identifier probes, and the Obsidian help dev questions (`bench/questions/`; `--test` adds
+the held-out set, to be read once, after the choices are made).
 
     .venv/bin/python bench/retrieval_ablation.py [--embedder minilm] [--test] [--keep DIR]
 """

@@ -3,14 +3,16 @@
 The original's diversity.ts and links.ts measured both on generated corpora; here they run on
 `ragdown-runbooks` (210 answerable questions; its runbooks hold no wikilinks, so following links cannot
 change anything there) and on the Obsidian help dev questions (a vault that leans on its wikilinks).
-Search: top-1, top-4 and top-8 (10 hits, 8 for the hook-shaped search). Hook: recall, chunks and wrong
-chunks per prompt at the default gates (the hook never follows links), with the cap applied again after the gates as the hook does.
+Search: top-1, top-4 and top-8 (10 hits). Hook: recall, chunks and wrong chunks per prompt at the default
+gates (min_ratio 0.95 of the best cosine; the hook never follows links), with the cap applied again after
+the gates as the hook does. Each setting runs under both fusions (`rrf`, the default, and `score`).
 
     .venv/bin/python bench/retrieval_cap_links.py [--embedder minilm] [--keep DIR]
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -39,13 +41,14 @@ def main() -> None:
     for name, corpus, questions, rule in sets:
         results[name] = []
         with rc.corpus_index(s, corpus, embedder, args.keep, args.embedder) as (engine, _):
-            for label, cap, links in CONFIGS:
-                opts = SearchOptions(top_k=10, max_per_document=cap, follow_links=links)
+            for (setting, cap, links), fusion in itertools.product(CONFIGS, rc.FUSIONS):
+                label = f"{setting}, fusion {fusion}"
+                opts = SearchOptions(top_k=10, max_per_document=cap, follow_links=links, fusion=fusion)
                 ran = run_questions(engine.require_searcher(), questions, "hybrid", opts)
                 graded = grade(questions, ran.results(), rule)
                 ranks = list(graded.ranks.values())
                 top4 = sum(1 for r in ranks if r is not None and r <= 4) / max(1, len(ranks))
-                hook_settings = replace(s, max_per_document=cap, follow_links=links)
+                hook_settings = replace(s, max_per_document=cap, follow_links=links, fusion=fusion)
                 runtime = Runtime(hook_settings, engine)
                 ratio = runtime.hook_settings({}, None).min_ratio
                 _, (row,) = run_hook(runtime, questions, rule, [ratio])

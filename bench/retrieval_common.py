@@ -28,6 +28,7 @@ from ragdown.engine import Engine
 from ragdown.evaluation.metrics import Question, load_questions
 from ragdown.evaluation.runner import indexed, open_embedder
 from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.search.hybrid import Fusion
 
 SHARED = Path(os.environ.get("RAGDOWN_BENCH_SHARED", "/work/shared/bench"))
 RUNBOOKS = SHARED / "ragdown-runbooks"
@@ -46,6 +47,9 @@ MAIN_TYPES = (
     "reverse-lookup",
 )
 RRF_TYPES = ("rrf-single", "rrf-pair")
+# The spec's default first (`rrf`: reciprocal rank fusion, identifier queries fused by score), then
+# `RAGDOWN_FUSION=score` (every query fused by score), the alternative measured better with minilm.
+FUSIONS: tuple[Fusion, ...] = ("rrf", "score")
 # Every embedder the catalog names, as (label, spec, quantize).
 EMBEDDERS: tuple[tuple[str, str, bool], ...] = (
     ("minilm", "minilm", False),

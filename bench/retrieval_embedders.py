@@ -1,11 +1,13 @@
 """The embedder table on `ragdown-runbooks` (the original's "Choosing an embedder"), with ragdown's code.
 
 Every embedder of the catalog that loads here is indexed into its own index of the 30 runbooks and asked the
-210 answerable questions through `Searcher.search` (hybrid, 10 hits): top-1, recall@5, recall@8 and MRR (the
-heading rule, which equals the line rule here), index time, time per query, and the hook floor each model
-ships with. `BM25 only` is the lexical pool alone (no embedder), `dense only` minilm's vector pool alone: the
-floors the fusion must beat. p is McNemar's exact test on per-question top-1 against the first row.
-A model that cannot be downloaded here is listed with the reason.
+210 answerable questions through `Searcher.search` (hybrid, 10 hits, the default fusion `rrf`): top-1,
+recall@5, recall@8 and MRR (the heading rule, which equals the line rule here), index time, time per query,
+and the hook floor each model ships with; then `fusion score`, the same index searched with
+`RAGDOWN_FUSION=score`. The first model that loads also gives `dense only` (its vector pool alone) and
+`BM25 only` (the lexical pool alone, no embedder): the floors the fusion must beat. p is McNemar's exact
+test on per-question top-1 against the first row. A model that cannot be downloaded here is listed with
+the reason.
 
     .venv/bin/python bench/retrieval_embedders.py [--embedders minilm,hash] [--keep DIR] [--models DIR]
 """
@@ -19,7 +21,7 @@ import retrieval_common as rc
 from ragdown.evaluation.metrics import Mode, grade
 from ragdown.evaluation.runner import run_questions
 from ragdown.index.embedders import default_min_score
-from ragdown.search.hybrid import SearchOptions
+from ragdown.search.hybrid import Fusion, SearchOptions
 
 
 def main() -> None:
@@ -29,7 +31,6 @@ def main() -> None:
     wanted = [x.strip() for x in args.embedders.split(",") if x.strip()]
     s = rc.settings(args.models)
     questions = rc.runbooks_questions(rc.MAIN_TYPES)
-    opts = SearchOptions(top_k=10)
     rows: list[dict[str, Any]] = []
     reference: list[bool] | None = None
     for label, spec, quantize in rc.EMBEDDERS:
@@ -44,11 +45,17 @@ def main() -> None:
         load_s = time.perf_counter() - started
         with rc.corpus_index(s, rc.RUNBOOKS_CORPUS, embedder, args.keep, label) as (engine, report):
             searcher = engine.require_searcher()
-            modes: list[tuple[str, Mode]] = [(label, "hybrid")]
+            modes: list[tuple[str, Mode, Fusion]] = [
+                (label, "hybrid", "rrf"),
+                (f"{label}, fusion score", "hybrid", "score"),
+            ]
             if not rows or all("error" in r for r in rows):  # the first model also gives the floors
-                modes += [(f"{label} dense only", "dense"), ("BM25 only", "lexical")]
-            for name, mode in modes:
-                ran = run_questions(searcher, questions, mode, opts)
+                modes += [
+                    (f"{label} dense only", "dense", "rrf"),
+                    ("BM25 only", "lexical", "rrf"),
+                ]
+            for name, mode, fusion in modes:
+                ran = run_questions(searcher, questions, mode, SearchOptions(top_k=10, fusion=fusion))
                 graded = grade(questions, ran.results(), "heading")
                 top1 = [graded.ranks[q.id] == 1 for q in questions]
                 if reference is None:
@@ -57,6 +64,7 @@ def main() -> None:
                 row = {
                     "embedder": name,
                     "mode": mode,
+                    "fusion": fusion if mode == "hybrid" else None,
                     "n": o.n,
                     "top1": o.top1,
                     "r@5": o.r5,
@@ -64,10 +72,14 @@ def main() -> None:
                     "mrr": o.mrr,
                     "p_vs_first": rc.mcnemar(reference, top1),
                     "by_type": {t: sc.top1 for t, sc in graded.by_type.items()},
-                    "index_s": round(report["ms"] / 1000, 1) if mode == "hybrid" else None,
+                    "index_s": round(report["ms"] / 1000, 1)
+                    if mode == "hybrid" and fusion == "rrf"
+                    else None,
                     "load_s": round(load_s, 1),
                     "ms_per_query": round(1000 * ran.seconds / len(questions), 1),
-                    "min_score": default_min_score(spec) if mode == "hybrid" and spec != "hash" else None,
+                    "min_score": default_min_score(spec)
+                    if mode == "hybrid" and fusion == "rrf" and spec != "hash"
+                    else None,
                 }
                 rows.append(row)
                 print(

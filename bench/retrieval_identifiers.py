@@ -3,8 +3,9 @@
 51 probes (`rrf-single` 48, `rrf-pair` 3): a bare name such as `db-curlew-indexer` or `kowalczyk` whose
 answer is the one chunk holding it. For each probe, the rank of that chunk in the dense pool, the lexical
 pool (both 32 long, as in rrf.ts), a reciprocal-rank fusion of the two computed here (k = 60, what the
-original shipped), and ragdown's own `Searcher.search` (score fusion, routed for names). "missed" = not in
-the list at all. The probes were made by splitting text on spaces, so a probe such as `iyer` or
+original shipped), and ragdown's own `Searcher.search` under each fusion: `rrf` (the default; a query naming
+an identifier is fused by score with BM25 at 0.8, a plain word is not routed) and `score`
+(`RAGDOWN_FUSION=score`; single terms are routed too). "missed" = not in the list at all. The probes were made by splitting text on spaces, so a probe such as `iyer` or
 `kowalczyk` can occur, as a word, in several chunks: those ambiguous probes are counted apart, since no
 word-level retriever can tell which of the chunks the generator meant.
 
@@ -70,10 +71,11 @@ def main() -> None:
         raise SystemExit(f"{args.embedder}: {why}")
     probes: list[Question] = rc.runbooks_questions(rc.RRF_TYPES)
     flt = FileFilter()
-    methods = ("dense", "lexical", "RRF k=60", "ragdown")
+    ours = {fusion: f"ragdown, fusion {fusion}" for fusion in rc.FUSIONS}
+    methods = ("dense", "lexical", "RRF k=60", *ours.values())
     ranks: dict[str, list[int | None]] = {m: [] for m in methods}
     ambiguous: list[bool] = []
-    buried = 0
+    buried = dict.fromkeys(rc.FUSIONS, 0)
     with rc.corpus_index(s, rc.RUNBOOKS_CORPUS, embedder, args.keep, args.embedder) as (engine, _):
         searcher = engine.require_searcher()
         for q in probes:
@@ -87,11 +89,13 @@ def main() -> None:
             }
             for name, ids in lists.items():
                 ranks[name].append(first_rank(chunk_hits(searcher, ids), q.golds, "heading"))
-            hits = searcher.search(q.question, flt, SearchOptions(top_k=8, pool=POOL))
-            ranks["ragdown"].append(first_rank([result_hit(h) for h in hits], q.golds, "heading"))
+            for fusion, name in ours.items():
+                hits = searcher.search(q.question, flt, SearchOptions(top_k=8, pool=POOL, fusion=fusion))
+                rank = first_rank([result_hit(h) for h in hits], q.golds, "heading")
+                ranks[name].append(rank)
+                if ranks["lexical"][-1] == 1 and (rank is None or rank > 8):
+                    buried[fusion] += 1
             ambiguous.append(holders(searcher, q.question) > 1)
-            if ranks["lexical"][-1] == 1 and (ranks["ragdown"][-1] is None or ranks["ragdown"][-1] > 8):
-                buried += 1
     clear = [i for i, a in enumerate(ambiguous) if not a]
     rows: list[dict[str, Any]] = []
     for m in methods:
@@ -121,14 +125,16 @@ def main() -> None:
         )
     )
     first = sum(r == 1 for r in ranks["lexical"])
-    print(f"\nlexical rank 1 buried outside ragdown's top 8: {buried}/{first}")
+    print()
+    for fusion in rc.FUSIONS:
+        print(f"lexical rank 1 buried outside ragdown's top 8, fusion {fusion}: {buried[fusion]}/{first}")
     data = {
         "machine": machine,
         "embedder": args.embedder,
         "pool": POOL,
         "rows": rows,
         "ambiguous": [q.question for q, a in zip(probes, ambiguous, strict=True) if a],
-        "lexical_first_buried": [buried, first],
+        "lexical_first_buried": {fusion: [buried[fusion], first] for fusion in rc.FUSIONS},
         "ranks": {m: dict(zip([q.id for q in probes], ranks[m], strict=True)) for m in methods},
     }
     print(f"written {rc.write_json(args.json, 'retrieval_identifiers', data)}")

@@ -20,7 +20,8 @@ timed separately on the same queries (the dense pool `DenseMatrix.search`, the B
 `Store.chunks_by_id` for every fused candidate and for the first top_k only, and both pools one after
 the other against the BM25 pool in a second thread: a possible change, not what `search` does); then
 they edit one file (its chunks replaced, as a sync does) and run the unfiltered searches again: a
-long-running process then holds dead rows in its matrix until compaction. `--baseline-src DIR` runs
+long-running process then holds dead rows in its matrix until compaction. `--prune` adds an experiment
+(BM25 with the query's common terms dropped, against today's pool). `--baseline-src DIR` runs
 the same workers with `PYTHONPATH=DIR` (another `src/` tree), round by round with this tree, on the
 same index.
 Goals (unfiltered p50): <= 2 ms at 2k, <= 8 ms at 20k, <= 30 ms at 100k.
@@ -35,6 +36,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -54,7 +56,7 @@ from ragdown.documents.model import HEADING_SEPARATOR, Chunk, Document, Document
 from ragdown.index.embedders import Vectors
 from ragdown.index.store import FileFilter, IndexMeta, PendingFile, Store
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
-from ragdown.search.query import STOP_WORDS, fts_match
+from ragdown.search.query import STOP_WORDS, fts_match, fts_terms
 
 DIM = 384
 VOCABULARY = 50_000
@@ -337,6 +339,94 @@ def run_worker(data: Path, queries: int, top_k: int, seed: int, src: str | None)
     return Samples(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+PRUNE_MAX_DF = (0.5, 0.2, 0.1, 0.05)
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """BM25 with the query's common terms dropped: terms in more than `max_df` of the chunks go (the
+    rarest term always stays). Not what ragdown does; measured to show what such pruning would trade."""
+
+    max_df: float
+    bm25_ms_median: float
+    matched_rows_median: float
+    top_k_identical: float
+    """Share of the queries whose BM25 top_k (ids, in order) is the unpruned one."""
+    pool_overlap: float
+    """Mean share of the unpruned pool that the pruned pool still holds."""
+
+
+def prune_experiment(data: Path, queries_count: int, top_k: int) -> list[PruneResult]:
+    queries, _ = query_set(queries_count)
+    store = Store(data, writable=False)
+    try:
+        conn = store._reader()
+        total = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        size = pool_size(top_k)
+        df: dict[str, int] = {}
+        for q in queries:
+            for term in fts_terms(q):
+                if term not in df:
+                    row = conn.execute(
+                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
+                    )
+                    df[term] = int(row.fetchone()[0])
+        term_lists = [fts_terms(q) for q in queries]
+        term_lists = [t for t in term_lists if t]
+        base = [
+            [cid for cid, _ in store.bm25(fts_or(t), FileFilter(), size, BM25_WEIGHTS)] for t in term_lists
+        ]
+        out = [PruneResult(1.0, math.nan, math.nan, 1.0, 1.0)]
+        for max_df in PRUNE_MAX_DF:
+            took: list[float] = []
+            rows: list[float] = []
+            same = 0
+            overlap: list[float] = []
+            for terms, unpruned in zip(term_lists, base, strict=True):
+                kept = [t for t in terms if df[t] <= max_df * total] or [min(terms, key=lambda t: df[t])]
+                match = fts_or(kept)
+                t0 = time.perf_counter()
+                ids = [cid for cid, _ in store.bm25(match, FileFilter(), size, BM25_WEIGHTS)]
+                took.append((time.perf_counter() - t0) * 1000)
+                rows.append(
+                    float(
+                        conn.execute(
+                            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)
+                        ).fetchone()[0]
+                    )
+                )
+                same += ids[:top_k] == unpruned[:top_k]
+                overlap.append(len(set(ids) & set(unpruned)) / max(1, len(unpruned)))
+            out.append(
+                PruneResult(
+                    max_df, median(took), median(rows), same / len(term_lists), sum(overlap) / len(overlap)
+                )
+            )
+        unpruned_ms: list[float] = []
+        unpruned_rows: list[float] = []
+        for terms in term_lists:
+            t0 = time.perf_counter()
+            store.bm25(fts_or(terms), FileFilter(), size, BM25_WEIGHTS)
+            unpruned_ms.append((time.perf_counter() - t0) * 1000)
+            match = fts_or(terms)
+            unpruned_rows.append(
+                float(
+                    conn.execute(
+                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)
+                    ).fetchone()[0]
+                )
+            )
+        out[0] = PruneResult(1.0, median(unpruned_ms), median(unpruned_rows), 1.0, 1.0)
+        return out
+    finally:
+        store.close()
+
+
+def fts_or(terms: Sequence[str]) -> str:
+    """The MATCH expression `fts_match` builds from a list of terms."""
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
 @dataclass(frozen=True)
 class FilterResult:
     filter: str
@@ -368,6 +458,7 @@ class SizeResult:
     build_s: float
     goal_ms: float | None
     trees: list[TreeResult]
+    prune: list[PruneResult]
 
 
 def summarise(tree: str, s: Samples, goal: float | None) -> TreeResult:
@@ -393,7 +484,7 @@ def summarise(tree: str, s: Samples, goal: float | None) -> TreeResult:
 
 
 def bench_size(
-    chunks: int, queries: int, top_k: int, rounds: int, trees: dict[str, str | None]
+    chunks: int, queries: int, top_k: int, rounds: int, trees: dict[str, str | None], prune: bool
 ) -> SizeResult:
     with tempfile.TemporaryDirectory(prefix="ragdown-bench-search-") as tmp:
         store = Store(Path(tmp), writable=True)
@@ -406,8 +497,11 @@ def bench_size(
         for r in range(rounds):
             for name, src in trees.items():
                 samples[name].extend(run_worker(Path(tmp), queries, top_k, r, src))
+        pruned = prune_experiment(Path(tmp), queries, top_k) if prune else []
     goal = GOALS_MS.get(chunks)
-    return SizeResult(chunks, files, build_s, goal, [summarise(n, s, goal) for n, s in samples.items()])
+    return SizeResult(
+        chunks, files, build_s, goal, [summarise(n, s, goal) for n, s in samples.items()], pruned
+    )
 
 
 def main() -> None:
@@ -421,6 +515,11 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=8, help="SearchOptions.top_k (ragdown's default 8)")
     parser.add_argument("--baseline-src", help="a src/ tree to compare with, run with PYTHONPATH")
     parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="also measure BM25 with common terms dropped (not what ragdown does)",
+    )
+    parser.add_argument(
         "--worker", nargs=4, metavar=("DATA", "QUERIES", "TOP_K", "SEED"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
@@ -433,7 +532,7 @@ def main() -> None:
     if args.baseline_src:
         trees = {"baseline": args.baseline_src, **trees}
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    results = [bench_size(n, args.queries, args.top_k, args.rounds, trees) for n in sizes]
+    results = [bench_size(n, args.queries, args.top_k, args.rounds, trees, args.prune) for n in sizes]
 
     rows = []
     for r in results:
@@ -492,6 +591,32 @@ def main() -> None:
             ],
         )
     )
+    if args.prune:
+        print(
+            f"\nexperiment: BM25 pool with the query's common terms dropped ({args.queries} queries, ms)\n"
+            + table(
+                [
+                    "chunks",
+                    "terms kept: df <=",
+                    "BM25 p50",
+                    "rows matched",
+                    f"top {args.top_k} unchanged",
+                    "pool overlap",
+                ],
+                [
+                    [
+                        f"{r.chunks:,}",
+                        "all (today)" if p.max_df >= 1.0 else f"{p.max_df:.0%}",
+                        f"{p.bm25_ms_median:.2f}",
+                        f"{p.matched_rows_median:.0f}",
+                        f"{p.top_k_identical:.0%}",
+                        f"{p.pool_overlap:.0%}",
+                    ]
+                    for r in results
+                    for p in r.prune
+                ],
+            )
+        )
     path = write_result(
         "search_latency",
         {

@@ -11,11 +11,12 @@ from pathlib import Path
 from ragdown import __version__
 from ragdown.config import ConfigError, Settings
 from ragdown.engine import Engine
+from ragdown.index.embedders import default_fusion
 from ragdown.index.store import FileFilter
 from ragdown.index.sync import SyncProgress
 from ragdown.logs import setup_logging
 from ragdown.search.format import cli_line, recall_json
-from ragdown.search.hybrid import SearchOptions
+from ragdown.search.hybrid import SearchOptions, as_fusion
 from ragdown.search.scope import normalise_prefix, normalise_tag
 
 
@@ -121,7 +122,7 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
                 top_k=top_k,
                 max_per_document=settings.max_per_document,
                 follow_links=settings.follow_links,
-                fusion="score" if settings.fusion == "score" else "rrf",
+                fusion=as_fusion(settings.fusion or default_fusion(engine.embedder_name)),
             ),
         )
     finally:

@@ -88,10 +88,10 @@ def _opt_float(env: Mapping[str, str], name: str, *, minimum: float, maximum: fl
     return value
 
 
-def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str | None:
     raw = (env.get(name) or "").strip().lower()
     if not raw:
-        return default
+        return None
     if raw not in choices:
         raise ConfigError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
     return raw
@@ -151,7 +151,7 @@ class Settings:
     text_limit: int = DEFAULT_TEXT_LIMIT
     max_per_document: int = 0
     follow_links: int = 0
-    fusion: str = "rrf"
+    fusion: str | None = None  # None: the embedder's measured default (rrf unless measured otherwise)
     query_log: bool = False
     hook: HookDefaults = HookDefaults()
     port: int = DEFAULT_PORT
@@ -199,7 +199,7 @@ class Settings:
             text_limit=_int(env, "RAGDOWN_TEXT_LIMIT", DEFAULT_TEXT_LIMIT, minimum=0),
             max_per_document=_int(env, "RAGDOWN_MAX_PER_DOCUMENT", 0, minimum=0),
             follow_links=_int(env, "RAGDOWN_FOLLOW_LINKS", 0, minimum=0, maximum=50),
-            fusion=_choice(env, "RAGDOWN_FUSION", ("rrf", "score"), "rrf"),
+            fusion=_choice(env, "RAGDOWN_FUSION", ("rrf", "score")),
             query_log=_bool(env, "RAGDOWN_QUERY_LOG", False),
             hook=HookDefaults(
                 top_k=_opt_int(env, "RAGDOWN_HOOK_TOP_K", minimum=1, maximum=50),

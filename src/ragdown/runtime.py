@@ -15,9 +15,9 @@ from typing import Any
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
-from ragdown.index.embedders import default_min_score, unrelated_score
+from ragdown.index.embedders import default_fusion, default_min_score, unrelated_score
 from ragdown.querylog import QueryLog
-from ragdown.search.hybrid import Fusion, SearchOptions
+from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 
 HOOK_DEFAULT_TOP_K = 4
 HOOK_DEFAULT_MIN_RATIO = 0.95  # of the best hit's cosine
@@ -92,7 +92,8 @@ class Runtime:
 
     @property
     def fusion(self) -> Fusion:
-        return "score" if self.settings.fusion == "score" else "rrf"
+        """`RAGDOWN_FUSION`, else the fusion the embedder in use was measured best with."""
+        return as_fusion(self.settings.fusion or default_fusion(self.embedder_name()))
 
     def search_options(self, top_k: int) -> SearchOptions:
         """Search options in effect for a caller asking for `top_k` hits."""

@@ -1,10 +1,12 @@
 """A ranking regression fails the build: `ragdown-runbooks` with minilm must stay above measured floors.
 
-Measured at the defaults (docs/retrieval.md; fusion `rrf`): top-1 89.0% and recall@5 100% on the 210
-answerable questions, top-1 90.2% on the 51 identifier probes, and the hook at its defaults (min_ratio 0.95
-of the best cosine) finds the answer for 81.6% of the 210 at 1.4 chunks a prompt and injects nothing for
-the 10 off-topic prompts. The floors sit a few points under those, so changes that cost a handful of
-questions still pass, and a real regression does not.
+Measured at minilm's defaults (docs/retrieval.md; minilm ranks with score fusion, the fusion it was measured
+best with): top-1 92.4% (194/210) and recall@5 100% on the 210 answerable questions, top-1 94.1% (48/51) on
+the 51 identifier probes (the spec's rank fusion: 89.0% and 90.2%), and the hook at its defaults
+(min_ratio 0.95 of the best cosine, min_score 0.4) finds the answer for 84.8% of the 210 (178) at 1.53
+chunks a prompt and injects nothing for the 10 off-topic prompts. The floors sit a few points under those
+(the hook's chunk ceiling is the issue's budget of 2.5), so changes that cost a handful of questions still
+pass, and a real regression does not.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ MAIN_TYPES = [
     "code-block",
     "reverse-lookup",
 ]
-TOP1_FLOOR = 0.86
+TOP1_FLOOR = 0.89
 RECALL5_FLOOR = 0.99
-PROBES_TOP1_FLOOR = 0.86
-HOOK_RECALL_FLOOR = 0.78
+PROBES_TOP1_FLOOR = 0.9
+HOOK_RECALL_FLOOR = 0.81
 HOOK_CHUNKS_CEILING = 2.5
 
 pytestmark = [
@@ -61,10 +63,17 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
         yield eng
 
 
+def defaults(engine: Engine) -> SearchOptions:
+    """The search options `ragdown_recall` uses for this engine (the embedder's own fusion)."""
+    options = Runtime(engine.settings, engine).search_options(10)
+    assert options.fusion == "score"
+    return options
+
+
 def test_the_210_answerable_questions_stay_above_the_floor(engine: Engine) -> None:
     questions = load_questions(RUNBOOKS / "ragdown.questions.jsonl", MAIN_TYPES)
     assert len(questions) == 210
-    ran = run_questions(engine.require_searcher(), questions, "hybrid", SearchOptions(top_k=10))
+    ran = run_questions(engine.require_searcher(), questions, "hybrid", defaults(engine))
     report = grade(questions, ran.results(), "heading")
     per_type = {t: round(s.top1, 3) for t, s in report.by_type.items()}
     assert report.overall.top1 >= TOP1_FLOOR, per_type
@@ -74,7 +83,7 @@ def test_the_210_answerable_questions_stay_above_the_floor(engine: Engine) -> No
 def test_identifier_probes_stay_above_the_floor(engine: Engine) -> None:
     probes = load_questions(RUNBOOKS / "ragdown.questions.jsonl", ["rrf-single", "rrf-pair"])
     assert len(probes) == 51
-    ran = run_questions(engine.require_searcher(), probes, "hybrid", SearchOptions(top_k=10))
+    ran = run_questions(engine.require_searcher(), probes, "hybrid", defaults(engine))
     assert grade(probes, ran.results(), "heading").overall.top1 >= PROBES_TOP1_FLOOR
 
 

@@ -103,10 +103,11 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
+    from ragdown.index.embedders import default_fusion
     from ragdown.index.embedders.base import EmbedderError
     from ragdown.index.store import FileFilter
     from ragdown.runtime import Runtime
-    from ragdown.search.hybrid import SearchOptions
+    from ragdown.search.hybrid import SearchOptions, as_fusion
 
     docs: Path = args.dir
     if not docs.is_dir():
@@ -145,7 +146,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         top_k=top_k,
         max_per_document=settings.max_per_document,
         follow_links=settings.follow_links,
-        fusion="score" if settings.fusion == "score" else "rrf",
+        fusion=as_fusion(settings.fusion or default_fusion(embedder.name)),
     )
     out: dict[str, Any] = {
         "dir": str(docs.resolve()),
@@ -158,7 +159,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         "quantized": bool(getattr(embedder, "quantized", False)),
         "max_per_document": settings.max_per_document,
         "follow_links": settings.follow_links,
-        "fusion": settings.fusion,
+        "fusion": opts.fusion,
     }
     interactive = not args.json and sys.stderr.isatty()
     with (

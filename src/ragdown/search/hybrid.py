@@ -48,6 +48,10 @@ LINKED_SECTIONS = 2
 Fusion = Literal["rrf", "score"]
 
 
+def as_fusion(name: str | None) -> Fusion:
+    return "score" if name == "score" else "rrf"
+
+
 def pool_size(top_k: int) -> int:
     return max(4 * top_k, 20)
 

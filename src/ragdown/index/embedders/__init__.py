@@ -44,6 +44,7 @@ __all__ = [
     "OnnxModelConfig",
     "OpenAIEmbedder",
     "Vectors",
+    "default_fusion",
     "default_min_score",
     "load_embedder",
     "min_score_warning",
@@ -135,6 +136,18 @@ def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None =
         config = _onnx_dir_config(name)
         return config.min_score if config else DEFAULT_MIN_SCORE
     return DEFAULT_MIN_SCORE
+
+
+def default_fusion(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> str:
+    """The fusion an embedder was measured best with: `score` for minilm, the spec's `rrf` for the rest."""
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config.fusion
+    if key.startswith("onnx:"):
+        config = _onnx_dir_config(name)
+        return config.fusion if config else "rrf"
+    return "rrf"
 
 
 def unrelated_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float | None:

@@ -61,6 +61,8 @@ class OnnxModelConfig:
     document_prefix: str = ""
     min_score: float = DEFAULT_MIN_SCORE
     unrelated_score: float | None = None
+    fusion: str = "rrf"
+    """The fusion this model ranked best with when measured (`rrf` or `score`); `RAGDOWN_FUSION` overrides it."""
     output: str | None = None
     """Graph output to pool; default `last_hidden_state`, else `token_embeddings`, else the first output."""
 
@@ -68,7 +70,7 @@ class OnnxModelConfig:
     def from_mapping(cls, data: Mapping[str, object], source: str) -> OnnxModelConfig:
         """Validate the JSON of a `ragdown-embedder.json`; any mistake is an `EmbedderError` naming `source`."""
         known = {"pooling", "dim", "max_length", "query_prefix", "document_prefix"}
-        known |= {"min_score", "unrelated_score", "output"}
+        known |= {"min_score", "unrelated_score", "output", "fusion"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise EmbedderError(f"{source}: unknown keys {unknown}; accepted keys are {sorted(known)}")
@@ -91,6 +93,11 @@ class OnnxModelConfig:
             if not isinstance(value, str):
                 raise EmbedderError(f"{source}: {key} must be a string, not {value!r}")
             kwargs[key] = value
+        fusion = data.get("fusion")
+        if fusion is not None:
+            if fusion not in ("rrf", "score"):
+                raise EmbedderError(f"{source}: fusion must be rrf or score, not {fusion!r}")
+            kwargs["fusion"] = fusion
         for key in ("min_score", "unrelated_score"):
             value = data.get(key)
             if value is None:
