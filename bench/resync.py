@@ -3,9 +3,9 @@
     .venv/bin/python bench/resync.py [--files 10000] [--rounds 3] [--reps 10] [--cli-reps 7] [--skip-cli]
                                      [--baseline-src DIR]
 
-1. **In-process, 10k files.** Generates `--files` small Markdown notes (200-900 bytes, a third with
-   frontmatter tags) in 500 `area-XX/topic-YY/` folders of a temporary directory and indexes them once
-   with the `hash` embedder. Then `--rounds` fresh worker processes each time `Indexer.sync()` `--reps`
+1. **In-process, 10k files.** Generates `--files` small Markdown notes (1-3 sections of 20-90 words, ~730
+   characters on average; a third with frontmatter tags) in 500 `area-XX/topic-YY/` folders of a
+   temporary directory and indexes them once with the `hash` embedder. Then `--rounds` fresh worker processes each time `Indexer.sync()` `--reps`
    times with nothing changed (goal: median <= 50 ms), and right after each sync the pieces it calls:
    `walk_markdown` (scandir + one stat per file) and the index's view (`Store.file_stats()` +
    `Store.skipped_states()`, or `file_states()` in a tree that predates `file_stats`). "rest" is the sync

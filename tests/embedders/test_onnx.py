@@ -198,8 +198,20 @@ def test_config_from_mapping_accepts_every_key() -> None:
     config = OnnxModelConfig.from_mapping(
         json.loads(
             '{"pooling": "cls", "dim": 768, "max_length": 1024, "query_prefix": "q: ", "document_prefix": "d: ", '
-            '"min_score": 0.6, "unrelated_score": 0.5, "output": "last_hidden_state"}'
+            '"min_score": 0.6, "unrelated_score": 0.5, "output": "last_hidden_state", "fusion": "score"}'
         ),
         "test",
     )
-    assert config == OnnxModelConfig("cls", 768, 1024, "q: ", "d: ", 0.6, 0.5, "last_hidden_state")
+    assert config == OnnxModelConfig(
+        pooling="cls",
+        dim=768,
+        max_length=1024,
+        query_prefix="q: ",
+        document_prefix="d: ",
+        min_score=0.6,
+        unrelated_score=0.5,
+        fusion="score",
+        output="last_hidden_state",
+    )
+    with pytest.raises(EmbedderError, match="fusion"):
+        OnnxModelConfig.from_mapping({"fusion": "mean"}, "test")

@@ -124,7 +124,7 @@ class IndexMeta:
 class FileState(NamedTuple):
     """What the index remembers of a file, enough to decide whether it must be read again.
 
-    A tuple, not a dataclass: every sync reads one per indexed file (10k files: ~5 ms less)."""
+    A tuple, not a dataclass: cheaper to build, and every sync that reads the hashes builds one per file."""
 
     size: int
     stat_mtime_ns: int

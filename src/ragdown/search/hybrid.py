@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -94,6 +95,7 @@ class Searcher:
         self._alias_lock = threading.Lock()
         self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
         self._resolver_cache: dict[str, tuple[int, LinkResolver]] = {}
+        self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
 
     # -- the pieces --------------------------------------------------------------------------------
 
@@ -143,10 +145,13 @@ class Searcher:
     # -- search ------------------------------------------------------------------------------------
 
     def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
-        qvec = self.embed_query(query)
         size = opts.pool or pool_size(opts.top_k)
+        # BM25 runs in a second thread while the query is embedded and the dense pool scored: SQLite and
+        # numpy both release the GIL, so the two pools cost about the slower one, not their sum.
+        lexical_future = self._lexical_runner.submit(self.lexical_pool, query, flt, size)
+        qvec = self.embed_query(query)
         dense = self.dense_pool(qvec, flt, size)
-        lexical = self.lexical_pool(query, flt, size)
+        lexical = lexical_future.result()
         routed = names_identifier(query)
         if opts.fusion == "score":
             routed = routed or is_single_term(query)
@@ -163,9 +168,9 @@ class Searcher:
         quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
         if boosted or quoted:
             self._boost_names(fused, boosted, quoted, boost)
-        order = sorted(fused, key=lambda cid: -fused[cid][0])
-        records = self.store.chunks_by_id(order)
-        order = [cid for cid in order if cid in records]
+        ranked = sorted(fused, key=lambda cid: -fused[cid][0])
+        # Only the hits that will be shown need their rows, unless the per-document cap reorders them all.
+        order, records = self._records(ranked, None if opts.max_per_document > 0 else opts.top_k)
         cosines = dict(dense)
         missing = [cid for cid in order if cid not in cosines]
         if missing and qvec is not None and self.matrix is not None:
@@ -179,6 +184,19 @@ class Searcher:
         if opts.follow_links > 0 and qvec is not None:
             hits = self._follow_links(hits, qvec, flt, opts)
         return hits[: opts.top_k]
+
+    def _records(self, ranked: list[int], want: int | None) -> tuple[list[int], dict[int, ChunkRecord]]:
+        """The first `want` (or all) ranked chunks still in the index, and their rows."""
+        records: dict[int, ChunkRecord] = {}
+        kept: list[int] = []
+        start = 0
+        while start < len(ranked) and (want is None or len(kept) < want):
+            batch = ranked[start:] if want is None else ranked[start : start + want - len(kept)]
+            start += len(batch)
+            found = self.store.chunks_by_id(batch)
+            records.update(found)
+            kept.extend(cid for cid in batch if cid in found)
+        return kept, records
 
     def _boost_names(
         self, fused: dict[int, tuple[float, set[str]]], paths: set[str], quoted: list[str], boost: float

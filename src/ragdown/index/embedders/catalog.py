@@ -23,8 +23,11 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # imported where used: httpx costs ~60 ms at start-up
+    import httpx
+
 
 from ragdown import __version__
 
@@ -197,6 +200,8 @@ def download(
     transport: httpx.BaseTransport | None = None,
 ) -> Path:
     """Fetch the model's files into `<models_dir>/<name>/` unless they are already there; its folder."""
+    import httpx
+
     directory = model_dir(models_dir, model)
     if is_downloaded(model, directory):
         return directory
@@ -236,6 +241,8 @@ def _fetch(
     client: httpx.Client, model: CatalogModel, hf_endpoint: str, repo_file: str, dest: Path, *, required: bool
 ) -> bool:
     """Stream one file to a temporary name, then rename it into place; `False` for a missing optional file."""
+    import httpx
+
     url = model.url(hf_endpoint, repo_file)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}-{secrets.token_hex(4)}.part")
     where = f"could not download {model.name} from {hf_endpoint}"

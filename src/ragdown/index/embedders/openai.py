@@ -9,8 +9,8 @@ connection (kept 30 s idle; 60 s timeout per request); the answer's items are pu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import httpx
 import numpy as np
 
 from ._vectors import l2_normalize
@@ -23,6 +23,9 @@ KEEPALIVE_S = 30.0
 OPENAI_MIN_SCORE = 0.8
 """Never measured for any remote model: the default model's floor, as a guess (behaviour spec A8)."""
 PROBE_TEXT = "ragdown probes the embedding dimension"
+
+if TYPE_CHECKING:  # imported where used: httpx costs ~60 ms at start-up
+    import httpx
 
 
 class OpenAIEmbedder:
@@ -39,6 +42,8 @@ class OpenAIEmbedder:
         keepalive_expiry: float = KEEPALIVE_S,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        import httpx
+
         if not model.strip():
             raise EmbedderError("openai:<model> needs a model name, such as openai:text-embedding-3-small")
         if not base_url.startswith(("http://", "https://")):
@@ -105,6 +110,8 @@ class OpenAIEmbedder:
 
     def _request(self, batch: list[str]) -> Vectors:
         # OpenAI rejects empty strings in `input`; a space embeds as "nothing" just as well.
+        import httpx
+
         body = {"model": self._model, "input": [t if t else " " for t in batch]}
         try:
             response = self._client.post(self._url, json=body)
