@@ -30,8 +30,8 @@ from typing import Any, cast
 import retrieval_common as rc
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.evaluation.metrics import Question, Rule, hit_matches, load_questions
-from ragdown.evaluation.runner import HookRow, hook_rule, result_hit, run_hook
+from ragdown.evaluation.metrics import Question, Rule, load_questions
+from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
 from ragdown.index.store import FileFilter
 from ragdown.runtime import HookSettings, Runtime
 from ragdown.search.hybrid import Fusion, Hit
@@ -72,19 +72,7 @@ def run_score_gate(
             settings = replace(base, min_ratio=row.min_ratio)
             gated = fused_score_gate(candidates, settings, prompt, alias_paths)
             _, injected = fit(gated, settings, runtime.text_limit)
-            if q.golds:
-                right = [
-                    h for h in injected if any(hit_matches(result_hit(h), g, gold_rule) for g in q.golds)
-                ]
-                row.n += 1
-                row.found += bool(right)
-                row.chunks += len(injected)
-                row.wrong += len(injected) - len(right)
-                if not right:
-                    row.missed.append(q.id)
-            else:
-                n, prompts, chunks = row.no_gold.get(q.type, (0, 0, 0))
-                row.no_gold[q.type] = (n + 1, prompts + bool(injected), chunks + len(injected))
+            row.record(q, injected, gold_rule)
     return rows
 
 

@@ -102,6 +102,20 @@ class HookRow:
     no_gold: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # type -> (n, prompts, chunks)
     missed: list[str] = field(default_factory=list)
 
+    def record(self, q: Question, injected: Sequence[Hit], gold_rule: Rule) -> None:
+        """Count what the hook injected for one question."""
+        if q.golds:
+            right = [h for h in injected if any(hit_matches(result_hit(h), g, gold_rule) for g in q.golds)]
+            self.n += 1
+            self.found += bool(right)
+            self.chunks += len(injected)
+            self.wrong += len(injected) - len(right)
+            if not right:
+                self.missed.append(q.id)
+        else:
+            n, prompts, chunks = self.no_gold.get(q.type, (0, 0, 0))
+            self.no_gold[q.type] = (n + 1, prompts + bool(injected), chunks + len(injected))
+
     @property
     def recall(self) -> float:
         return self.found / self.n if self.n else 0.0
@@ -159,19 +173,7 @@ def run_hook(
             settings = replace(base, min_ratio=row.min_ratio)
             chosen = select(candidates, settings, set(), prompt, alias_paths, runtime.max_per_document)
             _, injected = fit(chosen.injected, settings, runtime.text_limit)
-            if q.golds:
-                right = [
-                    h for h in injected if any(hit_matches(result_hit(h), g, gold_rule) for g in q.golds)
-                ]
-                row.n += 1
-                row.found += bool(right)
-                row.chunks += len(injected)
-                row.wrong += len(injected) - len(right)
-                if not right:
-                    row.missed.append(q.id)
-            else:
-                n, prompts, chunks = row.no_gold.get(q.type, (0, 0, 0))
-                row.no_gold[q.type] = (n + 1, prompts + bool(injected), chunks + len(injected))
+            row.record(q, injected, gold_rule)
         if progress is not None:
             progress(i, len(questions))
     return base, rows
