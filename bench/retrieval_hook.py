@@ -13,7 +13,7 @@ questions (line rule).
 `--score-gate` adds an experiment that is not what ragdown ships: the gate an earlier version tried, a share
 of the best hit's fused score instead of its cosine (candidates kept in fused order, those whose fused
 score reaches `min_ratio` × the best one's), under fusion `score`. It is measured here for
-`docs/retrieval.md`; the spec defines `min_ratio` on the cosine.
+`docs/benchmarks.md`; the spec defines `min_ratio` on the cosine.
 
     .venv/bin/python bench/retrieval_hook.py [--embedder minilm] [--fusions rrf,score] [--obsidian] [--cap 2]
                                              [--score-gate] [--keep DIR]

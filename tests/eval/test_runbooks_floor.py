@@ -1,6 +1,6 @@
 """A ranking regression fails the build: `ragdown-runbooks` with minilm must stay above measured floors.
 
-Measured at minilm's defaults (docs/retrieval.md; minilm ranks with score fusion, the fusion it was measured
+Measured at minilm's defaults (docs/benchmarks.md; minilm ranks with score fusion, the fusion it was measured
 best with): top-1 92.4% (194/210) and recall@5 100% on the 210 answerable questions, top-1 94.1% (48/51) on
 the 51 identifier probes (the spec's rank fusion: 89.0% and 90.2%), and the hook at its defaults
 (min_ratio 0.95 of the best cosine, min_score 0.4) finds the answer for 84.8% of the 210 (178) at 1.53

@@ -6,7 +6,7 @@
   identifier is fused by score instead (each side min-max normalised over its own pool, BM25 weighted
   0.8), and a candidate holding a span the query quotes gains half the best score.
 - A prose query holding a document's alias adds one rank-1 share to each candidate of that document.
-- Fusion `score` (`RAGDOWN_FUSION=score`, measured better with the offline model, `docs/retrieval.md`):
+- Fusion `score` (`RAGDOWN_FUSION=score`, measured better with the offline model, `docs/benchmarks.md`):
   every query fused by score (BM25 0.6; identifier and single-term queries 0.8), alias boost 0.5.
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.

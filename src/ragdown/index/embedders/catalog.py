@@ -43,7 +43,7 @@ BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
 GEMMA_QUERY_PREFIX = "task: search result | query: "
 GEMMA_DOCUMENT_PREFIX = "title: none | text: "
 
-# Measured on the benchmark corpora (bench/retrieval_threshold.py, docs/retrieval.md): the best-hit cosine
+# Measured on the benchmark corpora (bench/retrieval_threshold.py, docs/benchmarks.md): the best-hit cosine
 # of the first 60 answerable ragdown-runbooks questions has its 10th percentile at 0.53 (lowest 0.48); the
 # strongest unrelated prompt scored 0.23 there and 0.34 on the Obsidian help vault ("what is the weather in
 # Paris tomorrow"). The floor sits between the two; the unrelated score is the worst seen on either.
@@ -161,7 +161,7 @@ CATALOG: dict[str, CatalogModel] = {
             max_length=256,
             min_score=MINILM_MIN_SCORE,
             unrelated_score=MINILM_UNRELATED,
-            # Measured (docs/retrieval.md): score fusion ranks 92.4% first on ragdown-runbooks against 89.0%
+            # Measured (docs/benchmarks.md): score fusion ranks 92.4% first on ragdown-runbooks against 89.0%
             # for rank fusion with this model, and CJK 54.5% against 9.1%; the spec's models keep rrf.
             fusion="score",
         ),
