@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import math
 import os
-import platform
-import sqlite3
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _common import cpu_model as cpu_model  # re-exported for the retrieval scripts
+from _common import machine as machine
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.evaluation.metrics import Question, load_questions
@@ -61,36 +58,9 @@ EMBEDDERS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(),
-        "cpu": cpu_model(),
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "python": sys.version.split()[0],
-        "onnxruntime": _version("onnxruntime"),
-        "sqlite": sqlite3.sqlite_version,
-    }
-
-
 def machine_line(m: dict[str, Any]) -> str:
     return (
-        f"{m['date']} · {m['nproc']} CPUs ({m['cpu']}) · load {m['loadavg'][0]} · Python {m['python']}, "
+        f"{m['date']} · {m['nproc']} CPUs ({m['cpu']}) · load {m['loadavg'][0]:.2f} · Python {m['python']}, "
         f"onnxruntime {m['onnxruntime']}, SQLite {m['sqlite']}"
     )
 
