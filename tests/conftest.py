@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ragdown.config import Mode, Settings
@@ -76,3 +82,75 @@ def open_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
     yield make
     for engine in engines:
         engine.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServeProcess:
+    """`ragdown serve` running as its own process on a loopback port, its output in `log`."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def status(self) -> dict[str, object]:
+        body: dict[str, object] = httpx.get(f"{self.url}/api/status", timeout=10).json()
+        return body
+
+    def wait_synced(self, timeout: float = 90) -> dict[str, object]:
+        """Wait until the first sync has finished (status shows `last_sync` and no sync running)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"ragdown serve exited: {self.log.read_text()[-3000:]}")
+            try:
+                body = self.status()
+                if body.get("ready") and body.get("last_sync") and not body.get("syncing"):
+                    return body
+            except (httpx.TransportError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"ragdown serve never finished its first sync: {self.log.read_text()[-3000:]}"
+                )
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_serve(home: Path, env: dict[str, str], *, timeout: float = 60) -> ServeProcess:
+    """Start `ragdown serve` with the test environment plus `env` on a free port; return once it answers."""
+    port = free_port()
+    log = home / f"serve-{port}.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragdown.cli", "serve"],
+        cwd=REPO,
+        env=isolated_env(home, RAGDOWN_HOST="127.0.0.1", PORT=str(port), **env),
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    server = ServeProcess(f"http://127.0.0.1:{port}", proc, log)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"ragdown serve exited: {log.read_text()[-3000:]}")
+        try:
+            httpx.get(f"{server.url}/api/status", timeout=2)
+            return server
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                server.stop()
+                raise AssertionError(f"ragdown serve never answered: {log.read_text()[-3000:]}") from None
+            time.sleep(0.05)

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,26 +11,23 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import REPO, isolated_env
+from tests.conftest import ServeProcess, start_serve
 
 TOKEN = "test-token-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
 class Server:
     url: str
     token: str | None
-    proc: subprocess.Popen[bytes]
+    process: ServeProcess
     docs: Path
     data: Path
-    log: Path
     clients: list[httpx.Client] = field(default_factory=list)
+
+    @property
+    def log(self) -> Path:
+        return self.process.log
 
     def client(self, *, token: str | None = "default") -> httpx.Client:
         headers = {}
@@ -50,25 +43,12 @@ class Server:
         return self.client()
 
     def wait_synced(self) -> dict[str, Any]:
-        """Wait until the first sync has finished (status shows `last_sync`)."""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            body: dict[str, Any] = httpx.get(f"{self.url}/api/status", timeout=10).json()
-            if body.get("ready") and body.get("last_sync") and not body.get("syncing"):
-                return body
-            time.sleep(0.05)
-        raise AssertionError(f"the server never finished its first sync: {self.log.read_text()[-3000:]}")
+        return dict(self.process.wait_synced())
 
     def stop(self) -> None:
         for client in self.clients:
             client.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.process.stop()
 
 
 StartServer = Callable[..., Server]
@@ -81,34 +61,14 @@ def start_server(tmp_path: Path) -> Iterator[StartServer]:
     def start(
         docs: Path, *, token: str | None = TOKEN, wait: bool = True, data: Path | None = None, **env: str
     ) -> Server:
-        port = free_port()
         data_dir = data or tmp_path / "data"
-        extra = {"RAGDOWN_DOCS_DIR": str(docs), "RAGDOWN_DATA_DIR": str(data_dir), "PORT": str(port)}
-        extra["RAGDOWN_HOST"] = "127.0.0.1"
+        extra = {"RAGDOWN_DOCS_DIR": str(docs), "RAGDOWN_DATA_DIR": str(data_dir)}
         if token:
             extra["RAGDOWN_TOKEN"] = token
         extra.update(env)
-        log = tmp_path / f"serve-{port}.log"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ragdown.cli", "serve"],
-            cwd=REPO,
-            env=isolated_env(tmp_path, **extra),
-            stdout=log.open("wb"),
-            stderr=subprocess.STDOUT,
-        )
-        server = Server(f"http://127.0.0.1:{port}", token, proc, docs, data_dir, log)
+        process = start_serve(tmp_path, extra)
+        server = Server(process.url, token, process, docs, data_dir)
         servers.append(server)
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"ragdown serve exited: {log.read_text()[-3000:]}")
-            try:
-                httpx.get(f"{server.url}/api/status", timeout=2)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"ragdown serve never answered: {log.read_text()[-3000:]}") from None
-                time.sleep(0.05)
         if wait:
             server.wait_synced()
         return server

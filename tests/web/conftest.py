@@ -7,11 +7,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import struct
-import subprocess
-import sys
-import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from tests.conftest import REPO, isolated_env, write
+from tests.conftest import ServeProcess, start_serve, write
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
@@ -46,12 +42,6 @@ def browser_missing() -> str | None:
     if not CHROMIUM.is_file():
         return f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def png(width: int, height: int) -> bytes:
@@ -80,62 +70,30 @@ class UiServer:
     url: str
     token: str
     docs: Path
-    proc: subprocess.Popen[bytes]
-    log: Path
+    process: ServeProcess
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.token}"}
         return httpx.request(method, f"{self.url}{path}", headers=headers, timeout=30, **kwargs)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.process.stop()
 
 
 def start_ui_server(home: Path, docs: Path, *, secure_local_net: bool = False, **env: str) -> UiServer:
     """`ragdown serve` on a free loopback port with the `hash` embedder and a random token (none with
     `secure_local_net`), once its first sync is done."""
-    port = free_port()
     token = "" if secure_local_net else secrets.token_hex(16)
     auth = {"SECURE_LOCAL_NET": "true"} if secure_local_net else {"RAGDOWN_TOKEN": token}
-    extra = {
-        "RAGDOWN_DOCS_DIR": str(docs),
-        "RAGDOWN_DATA_DIR": str(home / "data"),
-        **auth,
-        "RAGDOWN_EMBEDDER": "hash",
-        "RAGDOWN_WATCH": "false",
-        "RAGDOWN_HOST": "127.0.0.1",
-        "PORT": str(port),
-        **env,
-    }
-    log = home / f"serve-{port}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        cwd=REPO,
-        env=isolated_env(home, **extra),
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    server = UiServer(f"http://127.0.0.1:{port}", token, docs, proc, log)
-    deadline = time.monotonic() + 90
-    while True:
-        if proc.poll() is not None:
-            raise AssertionError(f"ragdown serve exited: {log.read_text()[-3000:]}")
-        try:
-            status = httpx.get(f"{server.url}/api/status", timeout=2).json()
-            if status.get("ready") and status.get("last_sync") and not status.get("syncing"):
-                return server
-        except (httpx.TransportError, ValueError):
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            raise AssertionError(f"ragdown serve never became ready: {log.read_text()[-3000:]}")
-        time.sleep(0.1)
+    extra = {"RAGDOWN_DOCS_DIR": str(docs), "RAGDOWN_DATA_DIR": str(home / "data"), **auth, **env}
+    process = start_serve(home, extra, timeout=90)
+    server = UiServer(process.url, token, docs, process)
+    try:
+        process.wait_synced(90)
+    except AssertionError:
+        server.stop()
+        raise
+    return server
 
 
 def sample_docs(docs: Path) -> None:
@@ -190,8 +148,10 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One Chromium per test module: closed after it, so playwright's event loop never outlives the browser
+    tests and clashes with an async test that runs later in the same session."""
     reason = browser_missing()
     if reason:
         pytest.skip(reason)
