@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
-SHARED_BENCH = Path("/work/shared/bench")
+SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 CORPORA: dict[str, Path] = {
     "obsidian-help": SHARED_BENCH / "obsidian-help" / "vault",
     "ragdown-runbooks": SHARED_BENCH / "ragdown-runbooks" / "corpus",

@@ -22,28 +22,27 @@ from _common import cpu_model as cpu_model  # re-exported for the retrieval scri
 from _common import machine as machine
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.evaluation.metrics import Question, load_questions
+from ragdown.evaluation.metrics import (
+    RUNBOOKS_ANSWERABLE_TYPES,
+    RUNBOOKS_PROBE_TYPES,
+    Question,
+    load_questions,
+)
 from ragdown.evaluation.runner import indexed, open_embedder
 from ragdown.index.embedders.base import Embedder, EmbedderError
 from ragdown.search.hybrid import Fusion
 
-SHARED = Path(os.environ.get("RAGDOWN_BENCH_SHARED", "/work/shared/bench"))
+SHARED = Path(
+    os.environ.get("RAGDOWN_BENCH_SHARED", Path(__file__).resolve().parents[2] / "shared" / "bench")
+)
 RUNBOOKS = SHARED / "ragdown-runbooks"
 RUNBOOKS_CORPUS = RUNBOOKS / "corpus"
 OBSIDIAN = SHARED / "obsidian-help" / "vault"
 OBSIDIAN_ZH = SHARED / "obsidian-help-zh" / "vault"
 QUESTIONS_DIR = Path(__file__).resolve().parent / "questions"
 OUT_DIR = Path(__file__).resolve().parent / "out"
-MAIN_TYPES = (
-    "prose-owner",
-    "table-cell",
-    "scoped-section",
-    "nested-list",
-    "ordered-step",
-    "code-block",
-    "reverse-lookup",
-)
-RRF_TYPES = ("rrf-single", "rrf-pair")
+MAIN_TYPES = RUNBOOKS_ANSWERABLE_TYPES
+RRF_TYPES = RUNBOOKS_PROBE_TYPES
 # The spec's default first (`rrf`: reciprocal rank fusion, identifier queries fused by score), then
 # `RAGDOWN_FUSION=score` (every query fused by score), the alternative measured better with minilm.
 FUSIONS: tuple[Fusion, ...] = ("rrf", "score")

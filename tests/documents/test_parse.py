@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdown.documents import Document, normalize_text, parse_document
+from tests.conftest import BENCH
 
-VAULT = Path("/work/shared/bench/obsidian-help/vault")
+VAULT = BENCH / "obsidian-help" / "vault"
 
 PIECES = [
     "#",

@@ -18,7 +18,12 @@ import pytest
 
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.evaluation.metrics import grade, load_questions
+from ragdown.evaluation.metrics import (
+    RUNBOOKS_ANSWERABLE_TYPES,
+    RUNBOOKS_PROBE_TYPES,
+    grade,
+    load_questions,
+)
 from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
 from ragdown.index.embedders import CATALOG
 from ragdown.runtime import Runtime
@@ -26,15 +31,6 @@ from ragdown.search.hybrid import SearchOptions
 from tests.conftest import BENCH, isolated_env
 
 RUNBOOKS = BENCH / "ragdown-runbooks"
-MAIN_TYPES = [
-    "prose-owner",
-    "table-cell",
-    "scoped-section",
-    "nested-list",
-    "ordered-step",
-    "code-block",
-    "reverse-lookup",
-]
 TOP1_FLOOR = 0.89
 RECALL5_FLOOR = 0.99
 PROBES_TOP1_FLOOR = 0.9
@@ -71,7 +67,7 @@ def defaults(engine: Engine) -> SearchOptions:
 
 
 def test_the_210_answerable_questions_stay_above_the_floor(engine: Engine) -> None:
-    questions = load_questions(RUNBOOKS / "ragdown.questions.jsonl", MAIN_TYPES)
+    questions = load_questions(RUNBOOKS / "ragdown.questions.jsonl", RUNBOOKS_ANSWERABLE_TYPES)
     assert len(questions) == 210
     ran = run_questions(engine.require_searcher(), questions, "hybrid", defaults(engine))
     report = grade(questions, ran.results(), "heading")
@@ -81,14 +77,16 @@ def test_the_210_answerable_questions_stay_above_the_floor(engine: Engine) -> No
 
 
 def test_identifier_probes_stay_above_the_floor(engine: Engine) -> None:
-    probes = load_questions(RUNBOOKS / "ragdown.questions.jsonl", ["rrf-single", "rrf-pair"])
+    probes = load_questions(RUNBOOKS / "ragdown.questions.jsonl", RUNBOOKS_PROBE_TYPES)
     assert len(probes) == 51
     ran = run_questions(engine.require_searcher(), probes, "hybrid", defaults(engine))
     assert grade(probes, ran.results(), "heading").overall.top1 >= PROBES_TOP1_FLOOR
 
 
 def test_the_hook_at_its_defaults_finds_the_answer_and_ignores_off_topic_prompts(engine: Engine) -> None:
-    questions = load_questions(RUNBOOKS / "ragdown.questions.jsonl", [*MAIN_TYPES, "off-topic"])
+    questions = load_questions(
+        RUNBOOKS / "ragdown.questions.jsonl", [*RUNBOOKS_ANSWERABLE_TYPES, "off-topic"]
+    )
     runtime = Runtime(engine.settings, engine)
     settings, rows = run_hook(runtime, questions, "heading", [runtime.hook_settings({}, None).min_ratio])
     (row,) = rows

@@ -28,6 +28,19 @@ _EXT = re.compile(r"\.(md|markdown|mdx|html?|txt)$")
 _SEP = re.compile(r"\s*[›>]\s*")
 _SPACE = re.compile(r"\s+")
 
+# The question types of `ragdown-runbooks` (shared/bench): the 210 answerable questions of the published
+# slice, and the exact-identifier probes.
+RUNBOOKS_ANSWERABLE_TYPES = (
+    "prose-owner",
+    "table-cell",
+    "scoped-section",
+    "nested-list",
+    "ordered-step",
+    "code-block",
+    "reverse-lookup",
+)
+RUNBOOKS_PROBE_TYPES = ("rrf-single", "rrf-pair")
+
 
 @dataclass(frozen=True)
 class Gold:
