@@ -4,6 +4,11 @@ Holding the socket is the lock; an `flock` on `primary.lock` guards the take-ove
 never both remove a stale socket and bind a new one. The kernel drops the flock when a primary dies, so
 a crashed primary's stale socket is taken over by the next process that tries. Readers forward sync
 requests to the primary as one line of JSON, `{"op": "sync", "full": false}`, and read one line back.
+
+A reader also keeps one connection open with `{"op": "watch"}` (`PrimaryWatcher`): the primary answers
+`{"ok": true}` at once and then nothing, holding the connection until it releases the lock or dies, when the
+kernel closes it. So the reader reads EOF the moment the primary goes and can take over at once; the flock
+still decides which of several readers does.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,14 @@ log = logging.getLogger(__name__)
 
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes; longer paths move to the temp dir
 _FORWARD_TIMEOUT_S = 600.0
+# How long a watcher keeps trying to attach to a primary (or take over) after losing its primary, before it
+# leaves the take-over to the engine's periodic loop.
+WATCH_RETRY_S = 5.0
+# Between tries: 2 ms, doubling to 50 ms. The first try often comes before a killed primary's flock is
+# dropped (its socket's EOF can arrive first), or before the reader that won has bound the socket.
+_WATCH_FIRST_PAUSE_S = 0.002
+_WATCH_PAUSE_S = 0.05
+_WATCH_CONNECT_TIMEOUT_S = 2.0
 
 SyncHandler = Callable[[bool], dict[str, Any]]
 
@@ -48,6 +62,8 @@ class PrimaryLock:
         self._server: socket.socket | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._watch_mutex = threading.Lock()
+        self._watchers: set[socket.socket] = set()
 
     @property
     def held(self) -> bool:
@@ -98,13 +114,15 @@ class PrimaryLock:
                 return
             threading.Thread(target=self._answer, args=(conn, on_sync), daemon=True).start()
 
-    @staticmethod
-    def _answer(conn: socket.socket, on_sync: SyncHandler) -> None:
+    def _answer(self, conn: socket.socket, on_sync: SyncHandler) -> None:
         with conn:
             try:
                 conn.settimeout(30)
                 line = conn.makefile("rb").readline(65536)
                 request = json.loads(line or b"{}")
+                if request.get("op") == "watch":
+                    self._hold(conn)
+                    return
                 if request.get("op") == "ping":
                     reply: dict[str, Any] = {"ok": True}
                 elif request.get("op") == "sync":
@@ -116,6 +134,23 @@ class PrimaryLock:
                 reply = {"ok": False, "error": str(err)}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    def _hold(self, conn: socket.socket) -> None:
+        """A watching reader: say yes, then keep the connection open until it hangs up or we release."""
+        with self._watch_mutex:
+            if self._stop.is_set():
+                return
+            self._watchers.add(conn)
+        try:
+            conn.sendall(b'{"ok": true}\n')
+            conn.settimeout(None)
+            while conn.recv(4096):  # a reader sends nothing more; b"" is its hang-up or our shutdown
+                pass
+        except OSError:
+            pass
+        finally:
+            with self._watch_mutex:
+                self._watchers.discard(conn)
 
     def release(self) -> None:
         self._stop.set()
@@ -137,6 +172,12 @@ class PrimaryLock:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = None
+        # Watching readers hear of it last, when the flock is free: the first to try takes over at once.
+        with self._watch_mutex:
+            watchers, self._watchers = self._watchers, set()
+        for conn in watchers:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
 
 def _answers(path: Path) -> bool:
@@ -167,3 +208,135 @@ def forward_sync(data_dir: Path, full: bool) -> dict[str, Any]:
         raise RuntimeError(f"the primary could not sync: {answer.get('error')}")
     report: dict[str, Any] = answer["report"]
     return report
+
+
+GoneHandler = Callable[[], bool]
+
+
+class _Unsupported(Exception):
+    """The primary refused the `watch` op (an older ragdown): only the periodic take-over is left."""
+
+
+class PrimaryWatcher:
+    """A reader's open connection to the primary, to learn the moment it goes.
+
+    In a daemon thread: connect, send `{"op": "watch"}`, read the primary's `{"ok": true}`, and block until EOF.
+    EOF, a refused connection and a missing socket all mean "no primary", and call `on_gone` at once. It
+    returns True when watching is over (this process is the primary now, or closing); on False the watcher
+    attaches to whichever process is the primary now, retrying within 2-50 ms, and calls `on_gone` again on
+    each failure. After `retry_s` without a primary to attach to, or when the primary does not know the op,
+    the thread ends: the engine's periodic take-over is the safety net.
+    """
+
+    def __init__(self, data_dir: Path, on_gone: GoneHandler, *, retry_s: float = WATCH_RETRY_S) -> None:
+        self.sock_path = socket_path(data_dir)
+        self._on_gone = on_gone
+        self._retry_s = retry_s
+        self._mutex = threading.Lock()
+        self._stopped = False
+        self._sock: socket.socket | None = None
+        self._attached = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def attached(self) -> bool:
+        """Connected to a primary that agreed to be watched."""
+        return self._attached.is_set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_attached(self, timeout: float | None = None) -> bool:
+        return self._attached.wait(timeout)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="ragdown-primary-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Hang up and end the thread (it may be inside `on_gone`: that is waited for up to `timeout`)."""
+        with self._mutex:
+            self._stopped = True
+            sock = self._sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked recv() at once
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        gone_since: float | None = None
+        pause = _WATCH_FIRST_PAUSE_S
+        while not self._stopped:
+            try:
+                watched = self._watch()
+            except _Unsupported as err:
+                log.debug("the primary cannot be watched (%s): take-over checks run periodically", err)
+                return
+            except Exception:  # never let the thread die with a traceback; the periodic loop remains
+                log.exception("watching the primary failed")
+                return
+            if self._stopped:
+                return
+            if watched:
+                log.debug("the primary hung up")
+                gone_since = None
+                pause = _WATCH_FIRST_PAUSE_S
+            try:
+                if self._on_gone():
+                    return
+            except Exception:
+                log.exception("taking over from the primary failed")
+                return
+            now = time.monotonic()
+            gone_since = now if gone_since is None else gone_since
+            if now - gone_since >= self._retry_s:
+                log.info(
+                    "no primary to watch for %.0f s: take-over checks run periodically", now - gone_since
+                )
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, _WATCH_PAUSE_S)
+
+    def _watch(self) -> bool:
+        """Attach and block until the connection ends: True when a primary was watched, False when none
+        could be attached to."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with self._mutex:
+            if self._stopped:
+                sock.close()
+                return False
+            self._sock = sock
+        try:
+            with sock:
+                try:
+                    sock.settimeout(_WATCH_CONNECT_TIMEOUT_S)
+                    sock.connect(str(self.sock_path))
+                    sock.sendall(b'{"op": "watch"}\n')
+                    line = sock.makefile("rb").readline(65536)
+                except OSError:
+                    return False
+                if not line:
+                    return False
+                try:
+                    answer = json.loads(line)
+                except ValueError as err:
+                    raise _Unsupported(f"answer {line[:80]!r}") from err
+                if not (isinstance(answer, dict) and answer.get("ok")):
+                    error = answer.get("error") if isinstance(answer, dict) else answer
+                    raise _Unsupported(str(error))
+                with self._mutex:
+                    if self._stopped:
+                        return True
+                    self._attached.set()
+                sock.settimeout(None)
+                with contextlib.suppress(OSError):
+                    while sock.recv(4096):
+                        pass
+                return True
+        finally:
+            self._attached.clear()
+            with self._mutex:
+                self._sock = None
