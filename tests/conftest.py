@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +16,9 @@ import pytest
 
 from ragdown.config import Mode, Settings
 from ragdown.engine import Engine
+
+# One line per test file instead of a dot per test (tests/progress.py).
+pytest_plugins = ["tests.progress"]
 
 # The behaviour spec's test environment (A13).
 TEST_ENV = {
@@ -130,22 +133,37 @@ class ServeProcess:
                 self.proc.wait()
 
 
-def start_serve(home: Path, env: dict[str, str], *, timeout: float = 60) -> ServeProcess:
-    """Start `ragdown serve` with the test environment plus `env` on a free port; return once it answers."""
-    port = free_port()
+def start_serve(home: Path, env: dict[str, str], *, timeout: float = 60, attempts: int = 5) -> ServeProcess:
+    """Start `ragdown serve` with the test environment plus `env` on a free port; return once it answers.
+
+    The port is found free and then bound by the server: in between, another process (a parallel test's
+    server or connection) may take it, and then the server exits saying so and this tries another port."""
+    for _ in range(attempts):
+        server = _serve_on(home, env, free_port(), timeout)
+        if server is not None:
+            return server
+    raise AssertionError(f"ragdown serve found no free port in {attempts} attempts")
+
+
+def _serve_on(home: Path, env: dict[str, str], port: int, timeout: float) -> ServeProcess | None:
+    """The server on `port` once it answers; None when the port was taken before it could bind it."""
     log = home / f"serve-{port}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ragdown.cli", "serve"],
-        cwd=REPO,
-        env=isolated_env(home, RAGDOWN_HOST="127.0.0.1", PORT=str(port), **env),
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ragdown.cli", "serve"],
+            cwd=REPO,
+            env=isolated_env(home, RAGDOWN_HOST="127.0.0.1", PORT=str(port), **env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     server = ServeProcess(f"http://127.0.0.1:{port}", proc, log)
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            raise AssertionError(f"ragdown serve exited: {log.read_text()[-3000:]}")
+            output = log.read_text(errors="replace")
+            if "address already in use" in output:
+                return None
+            raise AssertionError(f"ragdown serve exited: {output[-3000:]}")
         try:
             httpx.get(f"{server.url}/api/status", timeout=2)
             return server
@@ -154,3 +172,27 @@ def start_serve(home: Path, env: dict[str, str], *, timeout: float = 60) -> Serv
                 server.stop()
                 raise AssertionError(f"ragdown serve never answered: {log.read_text()[-3000:]}") from None
             time.sleep(0.05)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Generator[None]:
+    """After the short summary, say on a line of its own how many browser tests were skipped and why.
+    (Here, not in tests/web: under xdist the controlling process loads no conftest of a subdirectory.)"""
+    yield
+    from tests.web.conftest import browser_missing
+
+    reason = browser_missing()
+    if reason is None:
+        return
+    skipped = sum(
+        1
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(getattr(report, "longrepr", None), tuple) and reason in str(report.longrepr[2])
+    )
+    if skipped:
+        terminalreporter.write_line(
+            f"{skipped} browser tests skipped: {reason}. They need Debian's Chromium (/usr/bin/chromium, "
+            "or RAGDOWN_TEST_CHROMIUM) and the playwright package; never `playwright install`.",
+            yellow=True,
+            bold=True,
+        )

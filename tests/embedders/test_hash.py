@@ -5,7 +5,6 @@ import math
 import re
 import struct
 import sys
-import time
 import unicodedata
 from pathlib import Path
 
@@ -131,13 +130,14 @@ def test_identity_and_floor() -> None:
     assert embedder.embed_documents([]).shape == (0, 384)
 
 
-def test_fast_enough_for_test_suites() -> None:
+def test_a_large_batch_is_each_text_by_the_spec_recipe() -> None:
+    """A batch of the size a test folder indexes gives, row for row, what each text gives alone (speed is
+    not checked here: measure it in bench/)."""
     words = (
         "the nightly backup job restores postgres snapshots into a fresh replica before the migration".split()
     )
     texts = [" ".join(words[(i + j) % len(words)] for j in range(60)) + f" chunk{i}" for i in range(3000)]
-    start = time.perf_counter()
     vectors = HashEmbedder().embed_documents(texts)
-    elapsed = time.perf_counter() - start
     assert vectors.shape == (3000, 384)
-    assert len(texts) / elapsed > 1500, f"{len(texts) / elapsed:.0f} chunks/s"
+    assert vectors.dtype == np.float32
+    assert np.array_equal(vectors, np.stack([reference_vector(tokenize(text)) for text in texts]))

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from httpcore._sync import http11
 
 from ragdown.index.embedders import Embedder, EmbedderError, OpenAIEmbedder, default_min_score, load_embedder
 
@@ -74,15 +75,38 @@ def test_the_recorded_name_loads_the_same_model_and_empty_texts_are_sent_as_a_sp
         assert endpoint.authorizations == [None, None]
 
 
-def test_the_connection_is_kept_alive_across_a_pause() -> None:
+class IdleClock:
+    """The clock httpcore's HTTP/1.1 connections time their keep-alive by, moved forward on demand: an idle
+    pause of any length without waiting it out."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.skipped
+
+
+@pytest.fixture
+def idle_clock(monkeypatch: pytest.MonkeyPatch) -> IdleClock:
+    clock = IdleClock()
+    monkeypatch.setattr(http11, "time", clock)
+    return clock
+
+
+def test_the_connection_is_kept_alive_across_a_pause(idle_clock: IdleClock) -> None:
     with embeddings_server() as endpoint:
         embedder = load(endpoint)
         embedder.embed_documents(["one", "two"])
         # Longer than httpx's own 5 s default keep-alive: only the 30 s setting keeps this connection.
-        time.sleep(5.5)
+        idle_clock.skipped = 5.5
         embedder.embed_query("three")
         assert len(endpoint.batches) == 3
         assert endpoint.connections == 1
+        # Idle past the 30 s, the connection is let go and the next request opens another.
+        idle_clock.skipped += 30.5
+        embedder.embed_query("four")
+        assert len(endpoint.batches) == 4
+        assert endpoint.connections == 2
 
 
 def test_a_malformed_answer_names_the_expected_shape() -> None:

@@ -1,4 +1,6 @@
-"""MCP over streamable HTTP on folder, subfolder and root endpoints, through the official SDK client."""
+"""MCP over streamable HTTP on folder, subfolder and root endpoints, through the official SDK client: to the
+app of `ragdown serve` in-process (`start_app`, the SDK's HTTP client on an ASGI transport), and to a real
+`ragdown serve` process (`start_server`) for one endpoint end to end and for a second process on the index."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -28,7 +29,7 @@ def anyio_backend() -> str:
 async def mcp_client(server: Server, path: str, token: str | None = TOKEN) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        server.mcp_http(headers) as http,
         Client(streamable_http_client(server.url + path, http_client=http)) as client,
     ):
         yield client
@@ -54,13 +55,13 @@ async def test_answers_tool_calls_with_the_folders_name_and_title(
 
 
 async def test_each_mcp_folder_and_subfolder_is_served_and_nothing_of_a_human_only_one(
-    docs: Path, start_server: StartServer
+    docs: Path, start_app: StartServer
 ) -> None:
     ops_folder(docs)
     write(docs, "ops/projects/alpha/plan.md", "# Plan\n\nalpha launch plan\n")
     write(docs, "ops/projects/alpha-old/plan.md", "# Old plan\n\nalpha launch plan\n")
     write(docs, "home/secret.md", "# Secret\n\nalpha launch plan\n")
-    server = start_server(docs)
+    server = start_app(docs)
     async with mcp_client(server, "/mcp/ops/projects/alpha") as client:
         hits = json.loads(await text_of(client, "ragdown_recall", query="alpha launch plan", format="json"))[
             "hits"
@@ -86,10 +87,10 @@ async def test_each_mcp_folder_and_subfolder_is_served_and_nothing_of_a_human_on
     assert bare.json() == {"error": "Pick a folder: /mcp/<folder>"}
 
 
-async def test_the_root_endpoint_serves_every_mcp_folder(docs: Path, start_server: StartServer) -> None:
+async def test_the_root_endpoint_serves_every_mcp_folder(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "home/secret.md", "# Secret\n\nrestore the garden\n")
-    server = start_server(docs, RAGDOWN_ROOT_MCP="true")
+    server = start_app(docs, RAGDOWN_ROOT_MCP="true")
     async with mcp_client(server, "/mcp") as client:
         assert client.server_info is not None
         assert client.server_info.name == "ragdown"
@@ -120,9 +121,9 @@ async def test_the_root_endpoint_serves_every_mcp_folder(docs: Path, start_serve
     assert {f["name"]: f.get("created_by") for f in folders}["agents"] == "ragdown_create_folder"
 
 
-async def test_hook_memory_persists_across_stateless_requests(docs: Path, start_server: StartServer) -> None:
+async def test_hook_memory_persists_across_stateless_requests(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs)
+    server = start_app(docs)
     prompt = {"prompt": "how do I restore the backups?", "session_id": "s"}
     async with mcp_client(server, "/mcp/ops") as client:
         assert (await text_of(client, "ragdown_context", **prompt)).startswith("<ragdown-context ")
@@ -130,9 +131,9 @@ async def test_hook_memory_persists_across_stateless_requests(docs: Path, start_
         assert await text_of(client, "ragdown_context", **prompt) == ""
 
 
-async def test_pages_on_other_origins_cannot_drive_mcp(docs: Path, start_server: StartServer) -> None:
+async def test_pages_on_other_origins_cannot_drive_mcp(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     assert api.post("/mcp/ops", json=body, headers={"Host": "evil.example"}).status_code == 421
@@ -143,9 +144,9 @@ async def test_pages_on_other_origins_cannot_drive_mcp(docs: Path, start_server:
 
 
 @pytest.mark.integration
-async def test_the_embedder_can_be_changed_in_place(docs: Path, start_server: StartServer) -> None:
+async def test_the_embedder_can_be_changed_in_place(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     bad = api.patch("/api/settings", json={"embedder": "nope"})
     assert bad.status_code == 400

@@ -1,4 +1,7 @@
-"""The behaviour spec's `http.test` and A12 route table, over real HTTP to a real `ragdown serve`."""
+"""The behaviour spec's `http.test` and A12 route table: against the app of `ragdown serve` in-process
+(`start_app`, through httpx's ASGI transport), and over real HTTP to a real `ragdown serve` process
+(`start_server`) for what only the process shows: its refusal to start unprotected and uvicorn's
+keep-alive."""
 
 from __future__ import annotations
 
@@ -51,10 +54,10 @@ def test_keep_alive_is_75_seconds_or_what_it_is_told(docs: Path, start_server: S
     assert httpx.get(other.url + "/api/status").headers["keep-alive"] == "timeout=5"
 
 
-def test_status_is_open_and_mcp_is_guarded(docs: Path, start_server: StartServer) -> None:
+def test_status_is_open_and_mcp_is_guarded(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs)
-    raw = httpx.get(server.url + "/api/status")
+    server = start_app(docs)
+    raw = server.anonymous.get("/api/status")
     assert raw.status_code == 200
     assert TOKEN not in raw.text
     status = raw.json()
@@ -67,18 +70,18 @@ def test_status_is_open_and_mcp_is_guarded(docs: Path, start_server: StartServer
         "max_chars": 6000,
         "unrelated_score": None,
     }
-    assert httpx.post(server.url + "/mcp/ops").status_code == 401
+    assert server.anonymous.post("/mcp/ops").status_code == 401
     assert server.client(token="wrong").post("/mcp/ops").status_code == 401
     assert server.client(token="wrong").get("/api/folders").json() == {"error": "Unauthorized"}
-    assert httpx.get(server.url + "/api/context").status_code == 404
-    assert httpx.get(server.url + "/api/nope").status_code == 404
+    assert server.anonymous.get("/api/context").status_code == 404
+    assert server.anonymous.get("/api/nope").status_code == 404
 
 
-def test_lists_and_reads_documents_behind_the_token(docs: Path, start_server: StartServer) -> None:
+def test_lists_and_reads_documents_behind_the_token(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "ops/stray.txt", "not markdown")
-    server = start_server(docs)
-    assert httpx.get(server.url + "/api/docs").status_code == 401
+    server = start_app(docs)
+    assert server.anonymous.get("/api/docs").status_code == 401
     listing = server.api.get("/api/docs", params={"folder": "ops"}).json()["docs"]
     assert [d["path"] for d in listing] == ["ops/backups.md"]
     assert listing[0]["chunks"] == 2
@@ -92,15 +95,13 @@ def test_lists_and_reads_documents_behind_the_token(docs: Path, start_server: St
     assert server.api.get("/api/doc").status_code == 400
 
 
-def test_an_upload_is_indexed_before_the_answer(
-    docs: Path, start_server: StartServer, tmp_path: Path
-) -> None:
+def test_an_upload_is_indexed_before_the_answer(docs: Path, start_app: StartServer, tmp_path: Path) -> None:
     ops_folder(docs)
     write(docs, "loose.md", "# Loose\n")
     outside = tmp_path / "outside"
     outside.mkdir()
     (docs / "ops/link").symlink_to(outside, target_is_directory=True)
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     created = api.post("/api/doc", json={"path": "ops/new/kiwi.md", "text": "# Kiwi\n\nkiwi fruit\n"})
     assert created.status_code == 201
@@ -134,10 +135,10 @@ def test_an_upload_is_indexed_before_the_answer(
     assert too_big.status_code == 413
 
 
-def test_crlf_is_kept_when_saving_over_a_crlf_file(docs: Path, start_server: StartServer) -> None:
+def test_crlf_is_kept_when_saving_over_a_crlf_file(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "ops/win.md", b"# Win\r\n\r\nold\r\n")
-    server = start_server(docs)
+    server = start_app(docs)
     doc = server.api.get("/api/doc", params={"path": "ops/win.md"}).json()
     saved = server.api.post(
         "/api/doc", json={"path": "ops/win.md", "text": "# Win\n\nnew\n", "base_hash": doc["hash"]}
@@ -146,9 +147,9 @@ def test_crlf_is_kept_when_saving_over_a_crlf_file(docs: Path, start_server: Sta
     assert (docs / "ops/win.md").read_bytes() == b"# Win\r\n\r\nnew\r\n"
 
 
-def test_a_delete_drops_the_file_from_the_index(docs: Path, start_server: StartServer) -> None:
+def test_a_delete_drops_the_file_from_the_index(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     gone = api.delete("/api/doc", params={"path": "ops/backups.md"})
     assert gone.status_code == 200
@@ -160,10 +161,10 @@ def test_a_delete_drops_the_file_from_the_index(docs: Path, start_server: StartS
     assert api.delete("/api/doc").status_code == 400
 
 
-def test_read_only_refuses_writes_but_not_settings(docs: Path, start_server: StartServer) -> None:
+def test_read_only_refuses_writes_but_not_settings(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "loose.md", "# Loose\n")
-    server = start_server(docs, RAGDOWN_READ_ONLY="true")
+    server = start_app(docs, RAGDOWN_READ_ONLY="true")
     api = server.api
     assert api.post("/api/doc", json={"path": "ops/x.md", "text": "x"}).status_code == 403
     assert api.delete("/api/doc", params={"path": "ops/backups.md"}).status_code == 403
@@ -183,23 +184,23 @@ def test_read_only_refuses_writes_but_not_settings(docs: Path, start_server: Sta
     assert (docs / "ops/backups.md").exists()
 
 
-def test_the_web_ui_is_served_with_index_html_as_the_fallback(docs: Path, start_server: StartServer) -> None:
+def test_the_web_ui_is_served_with_index_html_as_the_fallback(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs, wait=False)
-    root = httpx.get(server.url + "/")
+    server = start_app(docs, wait=False)
+    root = server.anonymous.get("/")
     assert root.status_code == 200
     assert "<html" in root.text.lower()
     for path in ("/folders/ops", "/a/b/c", "/%E0%A4%A", "/..%2f..%2fetc%2fpasswd"):
-        again = httpx.get(server.url + path)
+        again = server.anonymous.get(path)
         assert again.status_code == 200
         assert again.text == root.text
-    assert httpx.post(server.url + "/").status_code == 404
+    assert server.anonymous.post("/").status_code == 404
 
 
-def test_folders_are_listed_created_renamed_and_deleted(docs: Path, start_server: StartServer) -> None:
+def test_folders_are_listed_created_renamed_and_deleted(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "loose.md", "# Loose\n\nloose words\n")
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     listing = api.get("/api/folders").json()
     assert listing["loose_files"] == ["loose.md"]
@@ -250,9 +251,9 @@ def test_folders_are_listed_created_renamed_and_deleted(docs: Path, start_server
     assert not (docs / "infra").exists()
 
 
-def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_server: StartServer) -> None:
+def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    server = start_server(docs, RAGDOWN_TEXT_LIMIT="50")
+    server = start_app(docs, RAGDOWN_TEXT_LIMIT="50")
     api = server.api
     assert api.get("/api/settings").status_code == 405
     changed = api.patch("/api/settings", json={"text_limit": 5, "hook": {"top_k": 2}, "query_log": True})
@@ -278,10 +279,10 @@ def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_serv
     assert not (docs / ".ragdown-server.json").exists()
 
 
-def test_a_loose_file_and_nothing_else_can_be_deleted(docs: Path, start_server: StartServer) -> None:
+def test_a_loose_file_and_nothing_else_can_be_deleted(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "loose.md", "# Loose\n")
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     assert api.get("/api/loose", params={"name": "loose.md"}).status_code == 405
     assert api.delete("/api/loose").status_code == 400
@@ -291,12 +292,12 @@ def test_a_loose_file_and_nothing_else_can_be_deleted(docs: Path, start_server: 
     assert not (docs / "loose.md").exists()
 
 
-def test_search_resolve_move_backlinks_and_files(docs: Path, start_server: StartServer) -> None:
+def test_search_resolve_move_backlinks_and_files(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     write(docs, "ops/index.md", "# Index\n\nSee [[backups]] and ![[diagram.png]].\n")
     write(docs, "ops/diagram.png", b"\x89PNG\r\n")
     write(docs, "home/x.md", "# X\n")
-    server = start_server(docs)
+    server = start_app(docs)
     api = server.api
     assert api.get("/api/search").status_code == 400
     assert api.get("/api/search", params={"q": "x", "folder": "nope"}).status_code == 404

@@ -24,6 +24,14 @@ from tests.conftest import REPO, isolated_env
 Connect = Callable[..., AbstractAsyncContextManager["Session"]]
 
 
+def refusal_text(name: str, text: str, error: bool) -> str:
+    """`text` when it is a tool's refusal; a success, or a crash ("failed unexpectedly", what the server
+    answers when a handler raised something other than a refusal), fails the test."""
+    assert error, f"{name} should have failed but answered: {text}"
+    assert "failed unexpectedly" not in text, f"{name} crashed instead of refusing: {text}"
+    return text
+
+
 class Session:
     """A connected client with helpers that return a tool's text and whether it was an error."""
 
@@ -41,9 +49,8 @@ class Session:
         return text
 
     async def error(self, name: str, /, **args: object) -> str:
-        text, error = await self.call(name, **args)
-        assert error, f"{name} should have failed but answered: {text}"
-        return text
+        """The text of a refusal: an error result that says why, never a crash of the handler."""
+        return refusal_text(name, *await self.call(name, **args))
 
     async def tool_names(self) -> list[str]:
         return sorted(t.name for t in (await self.client.list_tools()).tools)
@@ -102,10 +109,8 @@ class Endpoint:
         return text
 
     async def error(self, name: str, /, **args: Any) -> str:
-        text, error = await self.call(name, **args)
-        assert error, f"{name} should have failed but answered: {text}"
-        assert "failed unexpectedly" not in text, text
-        return text
+        """The text of a refusal: an error result that says why, never a crash of the handler."""
+        return refusal_text(name, *await self.call(name, **args))
 
     async def refusal(self, name: str, /, **args: Any) -> Refusal:
         """The refusal a call ends in (its status is what HTTP answers), through the same handler."""
