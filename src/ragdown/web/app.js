@@ -4,7 +4,7 @@
 // `focusTarget` (the id to focus instead of the page heading).
 
 import { ApiError, getToken, onUnauthorized, setToken, tokenWorks } from "./api.js";
-import { badge, byId, h, isTyping, mount, plural } from "./dom.js";
+import { badge, byId, fmtNumber, h, isTyping, mount, notice, plural } from "./dom.js";
 import { askToken, toastError } from "./dialogs.js";
 import { renderEditor } from "./editor.js";
 import { FolderPane } from "./folder-pane.js";
@@ -178,7 +178,7 @@ function drawServerState() {
           status.error || undefined,
         )
       : null,
-    status.syncing ? badge("indexing…", "busy") : null,
+    status.syncing ? badge(indexingText(status.progress), "busy") : null,
     status.read_only
       ? badge("read-only", "warn", "RAGDOWN_READ_ONLY: no uploads, deletes or folder changes")
       : null,
@@ -190,10 +190,51 @@ function drawServerState() {
   );
 }
 
+/** `indexing 120 of 1,730 files…` while a sync reports how far it is, else `indexing…`. */
+function indexingText(progress) {
+  if (!progress || !(progress.files_total > 0)) return "indexing…";
+  return `indexing ${fmtNumber(progress.files_done || 0)} of ${fmtNumber(progress.files_total)} files…`;
+}
+
+let bannerShown = null;
+
+/**
+ * What every page must say about the server, under the top bar: the offline embedder used instead
+ * of the default one, an embedder that cannot load (search on words alone), a failed sync, an
+ * index that cannot open. Redrawn only when it changes, so an alert is not read out on every poll.
+ */
+function drawBanner() {
+  const status = state.status || {};
+  const embedder = !readOnly();
+  const messages = [
+    status.error ? ["error", "The index cannot open: ", status.error, false] : null,
+    status.embedder_error ? ["error", "The embedder cannot load: ", status.embedder_error, embedder] : null,
+    status.embedder_notice ? ["warn", "Offline embedder. ", status.embedder_notice, embedder] : null,
+    status.sync_error ? ["error", "The last sync failed: ", status.sync_error, false] : null,
+  ].filter(Boolean);
+  const key = JSON.stringify(messages);
+  if (key === bannerShown) return;
+  bannerShown = key;
+  const host = byId("banner");
+  host.hidden = !messages.length;
+  mount(
+    host,
+    messages.map(([kind, lead, text, settingsLink]) =>
+      notice(
+        kind,
+        h("strong", {}, lead),
+        text,
+        settingsLink ? [" ", h("a", { href: routes.settings() }, "Choose the embedder in Settings")] : null,
+      ),
+    ),
+  );
+}
+
 subscribe(() => {
   drawSidebar();
   pane.onState();
   drawServerState();
+  drawBanner();
   if (view && view.onState) view.onState();
 });
 
@@ -261,7 +302,7 @@ async function boot() {
     if (!(err instanceof ApiError)) throw err;
     toastError(err, "Could not list the folders");
   }
-  setTimeout(pollStatus, status.ready ? STATUS_POLL_MS : BUSY_POLL_MS);
+  setTimeout(pollStatus, status.ready && !status.syncing ? STATUS_POLL_MS : BUSY_POLL_MS);
   startRouter(show);
 }
 

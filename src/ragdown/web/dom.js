@@ -70,6 +70,22 @@ export function fmtSimilarity(value) {
   return typeof value === "number" ? value.toFixed(2) : "—";
 }
 
+/**
+ * A search hit's similarity: the number, or `lexical` for a hit found by its words alone (the server
+ * sends null when no embedder scored the query).
+ */
+export function hitSimilarity(value) {
+  const lexical = value === null;
+  return h(
+    "span",
+    {
+      class: ["hit-sim", lexical && "hit-lexical"],
+      title: lexical ? "Found by its words alone: no embedder scored the query" : "Cosine similarity",
+    },
+    lexical ? "lexical" : fmtSimilarity(value),
+  );
+}
+
 export function fmtDate(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
   return new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });

@@ -8,7 +8,7 @@ import { h, mount, notice } from "./dom.js";
 import { toast, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
 import { authRequired, folderByName, readOnly, refreshFolders, state, updateFolder } from "./state.js";
-import { HOOK_FIELDS, minScoreWarning, parseSetting } from "./view-settings.js";
+import { HOOK_FIELDS, markInvalid, minScoreWarning, parseSetting, settingControl } from "./view-settings.js";
 
 export async function renderFolderSettings(main, route) {
   let folder = folderByName(route.folder);
@@ -138,20 +138,17 @@ export async function renderFolderSettings(main, route) {
   function hookSection() {
     const server = (state.status && state.status.settings && state.status.settings.hook) || {};
     const own = folder.hook || {};
-    const inputs = HOOK_FIELDS.map((field) =>
-      h("input", {
-        id: `folder-hook-${field.key}`,
-        type: "number",
-        step: field.step,
-        min: field.min,
-        max: field.max,
-        value: own[field.key] ?? "",
+    const fields = HOOK_FIELDS(state.status, { folder: true });
+    const inputs = fields.map((field) => {
+      const input = settingControl(field, `folder-hook-${field.key}`, own[field.key], {
         placeholder:
           server[field.key] !== undefined && server[field.key] !== null
             ? `server: ${server[field.key]}`
             : "server default",
-      }),
-    );
+      });
+      input.addEventListener("input", () => markInvalid(input, null));
+      return input;
+    });
     const warning = minScoreWarning(
       own.min_score,
       server.unrelated_score,
@@ -171,23 +168,28 @@ export async function renderFolderSettings(main, route) {
         "form",
         {
           class: "grid-form",
+          // The server's bounds are checked here, with a message (see view-settings.js).
+          novalidate: true,
           onsubmit: async (event) => {
             event.preventDefault();
             const hook = {};
-            for (const [index, field] of HOOK_FIELDS.entries()) {
+            let refused = null;
+            for (const [index, field] of fields.entries()) {
               const parsed = parseSetting(field, inputs[index].value);
-              if (parsed.error) {
-                toast(parsed.error, "error");
-                inputs[index].focus();
-                return;
-              }
-              hook[field.key] = parsed.value;
+              markInvalid(inputs[index], parsed.error || null);
+              if (parsed.error) refused = refused || { input: inputs[index], error: parsed.error };
+              else hook[field.key] = parsed.value;
+            }
+            if (refused) {
+              toast(refused.error, "error");
+              refused.input.focus();
+              return;
             }
             await patch({ hook }, "Hook defaults saved.");
             draw();
           },
         },
-        HOOK_FIELDS.map((field, index) =>
+        fields.map((field, index) =>
           h(
             "label",
             { class: "field", for: `folder-hook-${field.key}` },

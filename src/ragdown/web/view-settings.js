@@ -1,6 +1,7 @@
 // Settings → Server: each tuning value, where it comes from (saved here or its variable), saving
 // and resetting it, and the warning for a hook minimum score at or under the embedder's unrelated
-// score.
+// score. The fields are the server's own schema (`/api/status` → settings.schema): their labels,
+// help, variables, kinds and bounds are exactly what the server checks.
 
 import { api } from "./api.js";
 import { fmtNumber, h, mount, notice } from "./dom.js";
@@ -8,118 +9,133 @@ import { confirmDialog, toast, toastError } from "./dialogs.js";
 import { routes } from "./router.js";
 import { readOnly, refreshStatus, state } from "./state.js";
 
-export const SERVER_FIELDS = [
-  {
-    key: "embedder",
-    label: "Embedder",
-    kind: "text",
-    variable: "RAGDOWN_EMBEDDER",
-    options: ["granite-small", "bge-small", "embeddinggemma", "hash"],
-    help: "granite-small, bge-small, embeddinggemma or openai:<model>. A new one is loaded first, then the index is rebuilt with it.",
-  },
-  {
-    key: "watch",
-    label: "Watch the folders",
-    kind: "bool",
-    variable: "RAGDOWN_WATCH",
-    help: "Without a watcher the index syncs on start, after writes made here and on ragdown_reindex.",
-  },
-  {
-    key: "root_mcp",
-    label: "Serve every folder at /mcp",
-    kind: "bool",
-    variable: "RAGDOWN_ROOT_MCP",
-    help: "One MCP server, ragdown, over every folder with MCP on: the only place an agent can make a folder.",
-  },
-  {
-    key: "text_limit",
-    label: "Characters per hit",
-    kind: "int",
-    min: 1,
-    variable: "RAGDOWN_TEXT_LIMIT",
-    help: "How much of each hit ragdown_recall shows as text; every cut names the read that returns the rest.",
-  },
-  {
-    key: "max_per_document",
-    label: "Sections per document",
-    kind: "int",
-    min: 0,
-    variable: "RAGDOWN_MAX_PER_DOCUMENT",
-    help: "Most sections of one document a search returns and the hook injects. 0 is no cap.",
-  },
-  {
-    key: "follow_links",
-    label: "Follow links",
-    kind: "int",
-    min: 0,
-    variable: "RAGDOWN_FOLLOW_LINKS",
-    help: "How many of a search's best hits have the wikilinks of their section followed. 0 is off.",
-  },
-  {
-    key: "query_log",
-    label: "Query log",
-    kind: "bool",
-    variable: "RAGDOWN_QUERY_LOG",
-    help: "Log every search, hook call and read to query-log.jsonl in the data dir, for Usage. It never leaves this server.",
-  },
-];
+const HOOK_PREFIX = "hook.";
+const STEPS = { int: "1", float: "0.01" };
 
-export const HOOK_FIELDS = [
-  {
-    key: "top_k",
-    label: "Sections per prompt",
-    kind: "int",
-    min: 1,
-    step: "1",
-    variable: "RAGDOWN_HOOK_TOP_K",
-    help: "Most sections ragdown_context returns for one prompt.",
-  },
-  {
-    key: "min_score",
-    label: "Minimum score",
-    kind: "float",
-    min: 0,
-    max: 1,
-    step: "0.01",
-    variable: "RAGDOWN_HOOK_MIN_SCORE",
-    help: "Lowest cosine similarity injected. It is on the embedder's own scale: unset, it follows the embedder.",
-  },
-  {
-    key: "min_ratio",
-    label: "Minimum ratio",
-    kind: "float",
-    min: 0,
-    max: 1,
-    step: "0.01",
-    variable: "RAGDOWN_HOOK_MIN_RATIO",
-    help: "Lowest share of the best hit's similarity a hit may have and still be injected. 0 turns it off.",
-  },
-  {
-    key: "max_chars",
-    label: "Characters per prompt",
-    kind: "int",
-    min: 1,
-    step: "1",
-    variable: "RAGDOWN_HOOK_MAX_CHARS",
-    help: "Most characters ragdown_context returns for one prompt.",
-  },
-];
+/**
+ * The fields the settings pages edit, from a status's `settings.schema`: `{ key, hook, label, help,
+ * variable, kind, min, max, step, options, default, where }`. A hook field's key is the one under
+ * `hook` (`top_k` for `hook.top_k`), as in `.ragdown-server.json` and a folder's `.ragdown.json`.
+ */
+export function settingFields(status = state.status) {
+  const schema = (status && status.settings && status.settings.schema) || [];
+  return schema.map((entry) => {
+    const hook = entry.key.startsWith(HOOK_PREFIX);
+    return {
+      key: hook ? entry.key.slice(HOOK_PREFIX.length) : entry.key,
+      hook,
+      label: entry.label || entry.key,
+      help: entry.help || "",
+      variable: entry.variable,
+      kind: entry.kind,
+      min: typeof entry.min === "number" ? entry.min : undefined,
+      max: typeof entry.max === "number" ? entry.max : undefined,
+      step: STEPS[entry.kind],
+      options: Array.isArray(entry.options) && entry.options.length ? entry.options : undefined,
+      default: entry.default ?? null,
+      where: entry.where || [],
+    };
+  });
+}
 
-/** `{ value }` (null for an empty field) or `{ error }`. */
+/** The server-wide settings (not the hook's). */
+export function serverFields(status = state.status) {
+  return settingFields(status).filter((field) => !field.hook);
+}
+
+/** The hook's settings; `{ folder: true }` keeps those a folder may set too. */
+export function HOOK_FIELDS(status = state.status, { folder = false } = {}) {
+  return settingFields(status).filter((field) => field.hook && (!folder || field.where.includes("folder")));
+}
+
+function boundText(field) {
+  if (field.min !== undefined && field.max !== undefined) return `between ${field.min} and ${field.max}`;
+  if (field.min !== undefined) return `at least ${field.min}`;
+  if (field.max !== undefined) return `at most ${field.max}`;
+  return "";
+}
+
+/** `{ value }` (null for an empty field) or `{ error }`, checked against the field's kind and bounds. */
 export function parseSetting(field, raw) {
-  const text = String(raw ?? "").trim();
   if (field.kind === "bool") return { value: Boolean(raw) };
+  const text = String(raw ?? "").trim();
   if (text === "") return { value: null };
-  if (field.kind === "text") return { value: text };
+  if (field.kind === "choice") {
+    const value = text.toLowerCase();
+    if (field.options && !field.options.includes(value))
+      return { error: `${field.label}: one of ${field.options.join(", ")}.` };
+    return { value };
+  }
+  if (field.kind !== "int" && field.kind !== "float") return { value: text };
+  const what = field.kind === "int" ? "a whole number" : "a number";
+  const bounds = boundText(field);
+  const wanted = { error: `${field.label}: give ${what}${bounds ? ` ${bounds}` : ""}.` };
   const number = Number(text);
-  if (!Number.isFinite(number)) return { error: `${field.label}: give a number.` };
-  if (field.kind === "int" && !Number.isInteger(number))
-    return { error: `${field.label}: give a whole number.` };
-  if (field.min !== undefined && number < field.min)
-    return { error: `${field.label}: at least ${field.min}.` };
-  if (field.max !== undefined && number > field.max)
-    return { error: `${field.label}: at most ${field.max}.` };
+  if (!Number.isFinite(number)) return wanted;
+  if (field.kind === "int" && !Number.isInteger(number)) return wanted;
+  if (field.min !== undefined && number < field.min) return wanted;
+  if (field.max !== undefined && number > field.max) return wanted;
   return { value: number };
+}
+
+/** Marks a control as refused (with the message under it) or, with no message, as fine again. */
+export function markInvalid(control, message) {
+  const id = `${control.id}-error`;
+  let slot = document.getElementById(id);
+  if (!message) {
+    control.removeAttribute("aria-invalid");
+    control.removeAttribute("aria-describedby");
+    if (slot) slot.remove();
+    return;
+  }
+  if (!slot) {
+    slot = h("span", { class: "field-error", id });
+    control.closest(".setting-control, .field")?.append(slot);
+  }
+  slot.textContent = message;
+  control.setAttribute("aria-invalid", "true");
+  control.setAttribute("aria-describedby", id);
+}
+
+/** The control of one field: a switch's checkbox, a select for a choice, else an input. */
+export function settingControl(field, id, value, { disabled = false, placeholder } = {}) {
+  if (field.kind === "bool") {
+    return h("input", { type: "checkbox", role: "switch", id, checked: Boolean(value), disabled });
+  }
+  if (field.kind === "choice" && field.options) {
+    const select = h(
+      "select",
+      { id, disabled },
+      h("option", { value: "" }, placeholder || "unset"),
+      field.options.map((option) => h("option", { value: option }, option)),
+    );
+    select.value = value ?? "";
+    return select;
+  }
+  const numeric = field.kind === "int" || field.kind === "float";
+  return h("input", {
+    id,
+    type: numeric ? "number" : "text",
+    step: field.step,
+    min: field.min,
+    max: field.max,
+    value: value ?? "",
+    placeholder,
+    list: field.options ? `${id}-options` : undefined,
+    disabled,
+    spellcheck: "false",
+    autocomplete: "off",
+  });
+}
+
+/** The suggestions of a free-text field with options (the embedder), for its `list`. */
+export function settingOptions(field, id) {
+  if (!field.options || field.kind === "choice" || field.kind === "bool") return null;
+  return h(
+    "datalist",
+    { id: `${id}-options` },
+    field.options.map((option) => h("option", { value: option })),
+  );
 }
 
 /** The warning for a minimum score at or under the embedder's unrelated score, or null. */
@@ -132,9 +148,9 @@ export function minScoreWarning(minScore, unrelated, who = "The hook's minimum s
   );
 }
 
-function valueOf(source, field, hook) {
+function valueOf(source, field) {
   if (!source) return undefined;
-  return hook ? (source.hook || {})[field.key] : source[field.key];
+  return field.hook ? (source.hook || {})[field.key] : source[field.key];
 }
 
 function shown(value) {
@@ -143,46 +159,45 @@ function shown(value) {
   return String(value);
 }
 
+function controlValue(field, control) {
+  return field.kind === "bool" ? control.checked : control.value;
+}
+
 export async function renderSettings(main) {
+  let facts = null;
+  let drawn = null;
+
+  // What the form shows: a status poll that changes none of it only refreshes the facts, so an
+  // edit in progress is kept.
+  const signature = () =>
+    JSON.stringify([
+      (state.status && state.status.settings) || null,
+      readOnly(),
+      state.folders.map((folder) => [folder.name, folder.hook && folder.hook.min_score]),
+    ]);
+
   const draw = () => {
     const status = state.status || {};
     const settings = status.settings || {};
     const locked = readOnly();
     const controls = new Map();
+    drawn = signature();
 
-    const row = (field, hook) => {
-      const effective = valueOf(settings, field, hook);
-      const saved = valueOf(settings.saved, field, hook);
-      const env = valueOf(settings.env, field, hook);
-      const id = `setting-${hook ? "hook-" : ""}${field.key}`;
-      let control;
-      if (field.kind === "bool") {
-        control = h("input", {
-          type: "checkbox",
-          role: "switch",
-          id,
-          checked: Boolean(effective),
-          disabled: locked,
-        });
-      } else {
-        control = h("input", {
-          id,
-          type: field.kind === "text" ? "text" : "number",
-          step: field.step,
-          min: field.min,
-          max: field.max,
-          value: effective ?? "",
-          list: field.options ? `${id}-options` : undefined,
-          disabled: locked,
-          spellcheck: "false",
-        });
-      }
-      controls.set(id, { field, hook, control, effective });
+    const row = (field) => {
+      const effective = valueOf(settings, field);
+      const saved = valueOf(settings.saved, field);
+      const env = valueOf(settings.env, field);
+      const id = `setting-${field.hook ? "hook-" : ""}${field.key}`;
+      const control = settingControl(field, id, effective, { disabled: locked });
+      control.addEventListener(field.kind === "bool" || field.kind === "choice" ? "change" : "input", () =>
+        markInvalid(control, null),
+      );
+      controls.set(id, { field, control, effective });
       const isSaved = saved !== undefined && saved !== null;
       const source = isSaved
         ? `Saved here; ${field.variable} is ${shown(env)}`
         : env === null || env === undefined
-          ? field.key === "min_score"
+          ? field.hook && field.key === "min_score"
             ? "Follows the embedder"
             : "Default"
           : `From ${field.variable}`;
@@ -207,13 +222,7 @@ export async function renderSettings(main) {
                 h("span", {}, shown(effective)),
               )
             : control,
-          field.options
-            ? h(
-                "datalist",
-                { id: `${id}-options` },
-                field.options.map((option) => h("option", { value: option })),
-              )
-            : null,
+          settingOptions(field, id),
         ),
         h(
           "div",
@@ -226,7 +235,7 @@ export async function renderSettings(main) {
                   type: "button",
                   class: "small",
                   title: `Go back to ${field.variable}`,
-                  onclick: () => save(hook ? { hook: { [field.key]: null } } : { [field.key]: null }),
+                  onclick: () => save(field.hook ? { hook: { [field.key]: null } } : { [field.key]: null }),
                 },
                 "Reset",
               )
@@ -251,19 +260,28 @@ export async function renderSettings(main) {
       "form",
       {
         class: "settings-form",
+        // The server's bounds are checked below, with a message; the browser's own check would
+        // also refuse a saved value off the step's grid.
+        novalidate: true,
         onsubmit: async (event) => {
           event.preventDefault();
           const patch = {};
-          for (const { field, hook: isHook, control, effective } of controls.values()) {
-            const parsed = parseSetting(field, field.kind === "bool" ? control.checked : control.value);
+          let refused = null;
+          for (const { field, control, effective } of controls.values()) {
+            const parsed = parseSetting(field, controlValue(field, control));
+            markInvalid(control, parsed.error || null);
             if (parsed.error) {
-              toast(parsed.error, "error");
-              control.focus();
-              return;
+              refused = refused || { control, error: parsed.error };
+              continue;
             }
             if (parsed.value === (effective ?? null)) continue;
-            if (isHook) patch.hook = { ...(patch.hook || {}), [field.key]: parsed.value };
+            if (field.hook) patch.hook = { ...(patch.hook || {}), [field.key]: parsed.value };
             else patch[field.key] = parsed.value;
+          }
+          if (refused) {
+            toast(refused.error, "error");
+            refused.control.focus();
+            return;
           }
           if (!Object.keys(patch).length) {
             toast("Nothing changed.");
@@ -281,7 +299,7 @@ export async function renderSettings(main) {
         },
       },
       h("h2", {}, "Search and indexing"),
-      SERVER_FIELDS.map((field) => row(field, false)),
+      serverFields(status).map(row),
       h("h2", {}, "Hook (ragdown_context) defaults"),
       h(
         "p",
@@ -289,7 +307,7 @@ export async function renderSettings(main) {
         "A folder's own hook settings win over these, and an argument on the call wins over both.",
       ),
       minScoreWarning(hook.min_score, hook.unrelated_score),
-      HOOK_FIELDS.map((field) => row(field, true)),
+      HOOK_FIELDS(status).map(row),
       typeof hook.unrelated_score === "number"
         ? h(
             "p",
@@ -306,6 +324,7 @@ export async function renderSettings(main) {
           ),
     );
 
+    facts = serverFacts(status);
     mount(
       main,
       h(
@@ -324,10 +343,20 @@ export async function renderSettings(main) {
             )
           : null,
         folderWarnings,
-        serverFacts(status),
+        facts,
         form,
       ),
     );
+  };
+
+  const onState = () => {
+    if (drawn !== signature() || !facts || !facts.isConnected) {
+      draw();
+      return;
+    }
+    const next = serverFacts(state.status || {});
+    facts.replaceWith(next);
+    facts = next;
   };
 
   async function save(patch) {
@@ -344,14 +373,17 @@ export async function renderSettings(main) {
 
   draw();
   await refreshStatus().catch(() => {});
-  draw();
-  return { onState: draw };
+  onState();
+  return { onState };
 }
 
 function serverFacts(status) {
   const facts = [
     ["Version", status.version],
-    ["Embedder loaded", status.embedder || (status.ready ? "—" : "loading…")],
+    [
+      "Embedder loaded",
+      status.embedder || (status.ready ? "none: search runs on its words alone" : "loading…"),
+    ],
     [
       "Index",
       `${fmtNumber(status.files)} files, ${fmtNumber(status.chunks)} chunks${status.syncing ? " (syncing)" : ""}`,
@@ -362,12 +394,11 @@ function serverFacts(status) {
     ],
     ["Token", status.auth_required ? "required" : "not required (SECURE_LOCAL_NET)"],
   ];
+  // Index, embedder and sync errors are in the banner above every page.
   return h(
     "section",
     { class: "section" },
     h("h2", {}, "Server"),
-    status.error ? notice("error", status.error) : null,
-    status.embedder_error ? notice("error", `Embedder: ${status.embedder_error}`) : null,
     h(
       "dl",
       { class: "facts" },
