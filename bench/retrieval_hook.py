@@ -33,9 +33,9 @@ from ragdown.engine import Engine
 from ragdown.evaluation.metrics import Question, Rule, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
 from ragdown.index.store import FileFilter
-from ragdown.runtime import HookSettings, Runtime
+from ragdown.runtime import Runtime
+from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit
-from ragdown.tools.hook import fit, hook_candidates, select, skip_reason
 
 RATIOS = (1.0, 0.98, 0.96, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.0)
 

@@ -1,8 +1,7 @@
-"""Atomic file writes: a temp file beside the target, fsync, then rename (or link, never overwriting).
-
-Read-check-write cycles on one path are serialised, within the process and across processes, and a
-`base_hash` is checked under that lock, so two concurrent agents editing one document cannot lose each
-other's change, even from two `ragdown stdio` processes: the second is refused as changed.
+"""Atomic file writes: a temp file beside the target, fsync, then rename (or link, never overwriting); and
+the per-file lock the write door (`door.py`) holds around each read-check-write cycle, within the process
+and across processes, so two concurrent agents editing one document cannot lose each other's change, even
+from two `ragdown stdio` processes: the second is refused as changed.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from ragdown.errors import Refusal, conflict
+from ragdown.errors import conflict
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +36,6 @@ def file_hash(path: Path) -> str | None:
         return sha256_hex(path.read_bytes())
     except FileNotFoundError:
         return None
-
-
-def hash_matches(base_hash: str, current: str) -> bool:
-    """A `base_hash` matches when it has at least 12 hex characters and is a prefix of the current hash."""
-    given = base_hash.strip().lower()
-    return len(given) >= SHORT_HASH and current.startswith(given)
 
 
 @contextlib.contextmanager
@@ -112,7 +105,7 @@ def _keep_mode(tmp: Path, target: Path) -> None:
 
 
 def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data`; refuse (409) if anything is already there. Never half-written."""
+    """Create `path` with `data`; refuse (a `conflict`) if anything is already there. Never half-written."""
     tmp = _temp_beside(path, data)
     try:
         os.link(tmp, path)
@@ -135,18 +128,3 @@ def replace(path: Path, data: bytes) -> None:
             tmp.unlink()
         raise
     _fsync_dir(path.parent)
-
-
-def check_base(path: Path, base_hash: str | None, current: str | None, display: str) -> None:
-    """Refuse (409 `changed`) when the file changed or went away since `base_hash` was read."""
-    if base_hash is None:
-        return
-    if current is None:
-        raise Refusal(409, f"{display} was deleted since it was opened (base_hash {base_hash})", "changed")
-    if not hash_matches(base_hash, current):
-        raise Refusal(
-            409,
-            f"{display} changed on disk since it was opened (base_hash {base_hash[:SHORT_HASH]}, now "
-            f"{current[:SHORT_HASH]}): read it again",
-            "changed",
-        )

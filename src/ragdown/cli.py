@@ -9,15 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragdown import __version__
-from ragdown.config import ConfigError, Settings
+from ragdown.config import SEARCH_TOP_K, ConfigError, Settings
 from ragdown.engine import Engine
-from ragdown.index.embedders import default_fusion
+from ragdown.errors import Refusal
 from ragdown.index.store import FileFilter
 from ragdown.index.sync import SyncProgress
 from ragdown.logs import setup_logging
+from ragdown.paths import normalise_prefix
+from ragdown.runtime import Runtime
 from ragdown.search.format import cli_line, recall_json
-from ragdown.search.hybrid import SearchOptions, as_fusion
-from ragdown.search.scope import normalise_prefix, normalise_tag
+from ragdown.search.scope import normalise_tag
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -114,17 +115,9 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
             prefixes=(normalise_prefix(args.path_prefix),) if args.path_prefix else (),
             tag=normalise_tag(args.tag) if args.tag else None,
         )
-        top_k = max(1, min(50, args.top_k))
-        hits = engine.search(
-            args.query,
-            flt,
-            SearchOptions(
-                top_k=top_k,
-                max_per_document=settings.max_per_document,
-                follow_links=settings.follow_links,
-                fusion=as_fusion(settings.fusion or default_fusion(engine.embedder_name)),
-            ),
-        )
+        low, high = SEARCH_TOP_K
+        opts = Runtime(settings, engine).search_options(max(low, min(high, args.top_k)))
+        hits = engine.search(args.query, flt, opts)
     finally:
         engine.close()
     if args.json:
@@ -164,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_eval(settings, args)
     except ConfigError as err:
         print(f"ragdown: {err}", file=sys.stderr)
+        return 2
+    except Refusal as err:
+        print(f"ragdown: {err.message}", file=sys.stderr)
         return 2
     except ValueError as err:
         print(f"ragdown: {err}", file=sys.stderr)

@@ -1,38 +1,38 @@
-"""Settings: the only module that reads the environment.
+"""Settings: the only module that reads the environment, and the one schema of every setting.
 
-Every `RAGDOWN_*` variable of the spec is parsed here into a typed, frozen `Settings`. Bad values raise
-`ConfigError` with a sentence naming the variable and what it accepts, so a typo never starts a server
-with a silently different behaviour.
+Each setting is declared once in `SETTINGS` (its key, variable, type, bounds, default, label and help).
+Everything else reads that declaration: `Settings.from_env` parses the `RAGDOWN_*` variables with it;
+the saved server settings (`.ragdown-server.json`) and a folder's `hook` are checked with `problem`; the
+tools take their argument bounds from `bounds`; `/api/status` sends `schema()` so the web UI's settings
+pages show and check exactly the server's bounds. Bad values raise `ConfigError` with a sentence naming
+the variable and what it accepts, so a typo never starts a server with a silently different behaviour.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
+
+from ragdown.paths import notes_dir as check_notes_dir
 
 Mode = Literal["stdio", "serve"]
+Kind = Literal["bool", "int", "float", "str", "choice", "path", "list"]
+Where = Literal["env", "server", "folder"]  # env only; also saved from the web UI; also per folder (hook)
 
 DEFAULT_EMBEDDER = "granite-small"
-DEFAULT_TEXT_LIMIT = 2000
-DEFAULT_NOTES_DIR = "notes"
-DEFAULT_PORT = 3000
-DEFAULT_KEEP_ALIVE_MS = 75_000
+OFFLINE_EMBEDDER = "minilm"  # installed with ragdown[offline]: used when the default cannot load
+EMBEDDER_CHOICES = ("granite-small", "bge-small", "embeddinggemma", "minilm", "hash")
 DEFAULT_EMBEDDING_URL = "https://api.openai.com/v1"
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+SEARCH_TOP_K = (1, 50)  # hits one search may ask for (ragdown_recall, /api/search, the CLI)
 
 
 class ConfigError(ValueError):
     """A variable holds a value ragdown cannot use."""
-
-
-def _cache_root(env: Mapping[str, str]) -> Path:
-    xdg = env.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path(env.get("HOME", str(Path.home()))) / ".cache"
-    return base / "ragdown"
 
 
 def default_threads() -> int:
@@ -40,85 +40,232 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in {"1", "true", "yes", "on"}:
-        return True
-    if value in {"0", "false", "no", "off"}:
-        return False
-    raise ConfigError(f"{name} must be true or false, not {raw!r}")
+@dataclass(frozen=True)
+class Setting:
+    key: str  # the name in `.ragdown-server.json`, `/api/status` and (for `hook.*`) `.ragdown.json`
+    variable: str | None
+    kind: Kind
+    default: Any  # None: no fixed default (the embedder's own, or computed)
+    label: str
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()  # `choice`: the accepted values; `str`: suggestions
+    where: tuple[Where, ...] = ("env",)
+    check: Callable[[str], str] | None = None  # a further check of a text value (raises ValueError)
 
+    @property
+    def name(self) -> str:
+        """How messages name it: the variable, else the key."""
+        return self.variable or self.key
 
-def _int(
-    env: Mapping[str, str], name: str, default: int, *, minimum: int = 0, maximum: int | None = None
-) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, not {raw!r}") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise ConfigError(f"{name} must be {bound}, not {value}")
-    return value
+    def bound_text(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f"between {_num(self.minimum)} and {_num(self.maximum)}"
+        if self.minimum is not None:
+            return f"at least {_num(self.minimum)}"
+        return f"at most {_num(self.maximum or 0)}"
 
+    def in_bounds(self, value: float) -> bool:
+        return (self.minimum is None or value >= self.minimum) and (
+            self.maximum is None or value <= self.maximum
+        )
 
-def _opt_int(env: Mapping[str, str], name: str, *, minimum: int, maximum: int | None = None) -> int | None:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
+    def problem(self, value: Any, *, name: str | None = None) -> str | None:
+        """Why a JSON `value` (a saved setting, a folder's hook value) is not valid, or None."""
+        name = name or self.key
+        if self.kind == "bool":
+            return None if isinstance(value, bool) else f"{name} must be true or false"
+        if self.kind in ("str", "choice"):
+            if not isinstance(value, str) or not value.strip():
+                return f"{name} must be a non-empty name"
+            if self.kind == "choice" and value.strip().lower() not in self.choices:
+                return f"{name} must be one of {', '.join(self.choices)}"
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"{name} must be a {'whole number' if self.kind == 'int' else 'number'}"
+        if self.kind == "int" and not isinstance(value, int):
+            return f"{name} must be a whole number"
+        if not self.in_bounds(value):
+            return f"{name} must be {self.bound_text()}"
         return None
-    return _int(env, name, 0, minimum=minimum, maximum=maximum)
+
+    def read(self, env: Mapping[str, str]) -> Any:
+        """The variable's value, parsed; the default when it is unset or blank."""
+        assert self.variable is not None
+        raw = env.get(self.variable)
+        if raw is None or raw.strip() == "":
+            return self.default
+        text = raw.strip()
+        if self.kind == "bool":
+            lowered = text.lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ConfigError(f"{self.variable} must be true or false, not {raw!r}")
+        if self.kind in ("int", "float"):
+            try:
+                number: float = int(text) if self.kind == "int" else float(text)
+            except ValueError:
+                what = "a whole number" if self.kind == "int" else "a number"
+                raise ConfigError(f"{self.variable} must be {what}, not {raw!r}") from None
+            if not self.in_bounds(number):
+                raise ConfigError(f"{self.variable} must be {self.bound_text()}, not {_num(number)}")
+            return number
+        if self.kind == "choice":
+            if text.lower() not in self.choices:
+                raise ConfigError(f"{self.variable} must be one of {', '.join(self.choices)}, not {raw!r}")
+            return text.lower()
+        if self.kind == "path":
+            return Path(text).expanduser()
+        if self.kind == "list":
+            return tuple(item.strip() for item in text.split(",") if item.strip())
+        if self.check is not None:
+            try:
+                return self.check(text)
+            except ValueError as err:
+                raise ConfigError(str(err)) from None
+        return text
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "key": self.key,
+            "variable": self.variable,
+            "kind": self.kind,
+            "label": self.label,
+            "help": self.help,
+            "default": self.default,
+            "where": list(self.where),
+        }
+        if self.minimum is not None:
+            out["min"] = self.minimum
+        if self.maximum is not None:
+            out["max"] = self.maximum
+        if self.choices:
+            out["options"] = list(self.choices)
+        return out
 
 
-def _opt_float(env: Mapping[str, str], name: str, *, minimum: float, maximum: float) -> float | None:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if not (minimum <= value <= maximum):
-        raise ConfigError(f"{name} must be between {minimum} and {maximum}, not {value}")
-    return value
+def _num(value: float) -> str:
+    return f"{value:g}"
 
 
-def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str | None:
-    raw = (env.get(name) or "").strip().lower()
-    if not raw:
-        return None
-    if raw not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
-    return raw
+_SERVER: tuple[Where, ...] = ("env", "server")
+_HOOK: tuple[Where, ...] = ("env", "server", "folder")
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("docs_dir", "RAGDOWN_DOCS_DIR", "path", None, "Docs directory",
+            "For serve, the directory holding the folders; for stdio, the one folder."),
+    Setting("data_dir", "RAGDOWN_DATA_DIR", "path", None, "Data directory",
+            "The index. Deleting it only costs a rebuild."),
+    Setting("models_dir", "RAGDOWN_MODELS", "path", None, "Model cache", "Where local models are kept."),
+    Setting("embedder", "RAGDOWN_EMBEDDER", "str", DEFAULT_EMBEDDER, "Embedder",
+            "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), openai:<model> or "
+            "onnx:<dir>. A new one is loaded first, then the index is rebuilt with it.",
+            choices=EMBEDDER_CHOICES, where=_SERVER),
+    Setting("embedding_url", "RAGDOWN_EMBEDDING_URL", "str", DEFAULT_EMBEDDING_URL, "Embedding URL",
+            "The OpenAI-compatible endpoint for openai:<model>."),
+    Setting("embedding_api_key", "RAGDOWN_EMBEDDING_API_KEY", "str", None, "Embedding API key",
+            "The key for openai:<model>."),
+    Setting("hf_endpoint", "HF_ENDPOINT", "str", DEFAULT_HF_ENDPOINT, "Model hub", "Where local models download from."),
+    Setting("threads", "RAGDOWN_THREADS", "int", None, "Threads", "ONNX Runtime threads for the local model.",
+            minimum=1, maximum=256),
+    Setting("quantize", "RAGDOWN_QUANTIZE", "bool", False, "Quantize",
+            "Use a verified local int8 copy of a local ONNX model."),
+    Setting("watch", "RAGDOWN_WATCH", "bool", True, "Watch the folders",
+            "Without a watcher the index syncs on start, after writes made here and on ragdown_reindex.",
+            where=_SERVER),
+    Setting("root_mcp", "RAGDOWN_ROOT_MCP", "bool", False, "Serve every folder at /mcp",
+            "One MCP server, ragdown, over every folder with MCP on: the only place an agent can make a folder.",
+            where=_SERVER),
+    Setting("read_only", "RAGDOWN_READ_ONLY", "bool", False, "Read-only",
+            "Hide the write tools, and refuse uploads, deletes and folder changes other than settings."),
+    Setting("disabled_tools", "RAGDOWN_DISABLED_TOOLS", "list", (), "Disabled tools",
+            "Tools to leave out, comma-separated."),
+    Setting("notes_dir", "RAGDOWN_NOTES_DIR", "str", "notes", "Notes directory",
+            "Where ragdown_remember writes, relative to each folder.", check=check_notes_dir),
+    Setting("text_limit", "RAGDOWN_TEXT_LIMIT", "int", 2000, "Characters per hit",
+            "How much of each hit ragdown_recall shows as text; every cut names the read that returns the "
+            "rest. 0 never cuts.", minimum=0, where=_SERVER),
+    Setting("max_per_document", "RAGDOWN_MAX_PER_DOCUMENT", "int", 0, "Sections per document",
+            "Most sections of one document a search returns and the hook injects. 0 is no cap.",
+            minimum=0, where=_SERVER),
+    Setting("follow_links", "RAGDOWN_FOLLOW_LINKS", "int", 0, "Follow links",
+            "How many of a search's best hits have the wikilinks of their section followed. 0 is off.",
+            minimum=0, maximum=50, where=_SERVER),
+    Setting("fusion", "RAGDOWN_FUSION", "choice", None, "Fusion",
+            "rrf or score; unset, the fusion the embedder was measured best with.", choices=("rrf", "score")),
+    Setting("query_log", "RAGDOWN_QUERY_LOG", "bool", False, "Query log",
+            "Log every search, hook call and read to query-log.jsonl in the data dir, for Usage. It never "
+            "leaves this server.", where=_SERVER),
+    Setting("hook.top_k", "RAGDOWN_HOOK_TOP_K", "int", 4, "Sections per prompt",
+            "Most sections ragdown_context returns for one prompt.", minimum=1, maximum=50, where=_HOOK),
+    Setting("hook.min_score", "RAGDOWN_HOOK_MIN_SCORE", "float", None, "Minimum score",
+            "Lowest cosine similarity injected. It is on the embedder's own scale: unset, it follows the "
+            "embedder.", minimum=0, maximum=1, where=_HOOK),
+    Setting("hook.min_ratio", "RAGDOWN_HOOK_MIN_RATIO", "float", 0.95, "Minimum ratio",
+            "Lowest share of the best hit's similarity a hit may have and still be injected. 0 turns it off.",
+            minimum=0, maximum=1, where=_HOOK),
+    Setting("hook.max_chars", "RAGDOWN_HOOK_MAX_CHARS", "int", 6000, "Characters per prompt",
+            "Most characters ragdown_context returns for one prompt.", minimum=1, where=_HOOK),
+    Setting("port", "PORT", "int", 3000, "Port", "serve only: the HTTP port.", minimum=0, maximum=65535),
+    Setting("keep_alive_timeout_ms", "HTTP_KEEP_ALIVE_TIMEOUT_MS", "int", 75_000, "Keep-alive",
+            "serve only: how long an idle client connection is kept open (ms); 0 never closes one.", minimum=0),
+    Setting("token", "RAGDOWN_TOKEN", "str", None, "Token", "serve only: the bearer token every route but status requires."),
+    Setting("secure_local_net", "SECURE_LOCAL_NET", "bool", False, "Trusted network",
+            "serve only: skip the token on a trusted network."),
+    Setting("allowed_hosts", "RAGDOWN_ALLOWED_HOSTS", "list", (), "Allowed hosts",
+            "serve only: Host names accepted besides loopback and this machine's (a proxy's public name)."),
+    Setting("allowed_origins", "RAGDOWN_ALLOWED_ORIGINS", "list", (), "Allowed origins",
+            "serve only: browser origins accepted besides the bundled UI's own."),
+    Setting("host", "RAGDOWN_HOST", "str", "0.0.0.0", "Listen address", "serve only: the address to listen on."),
+    Setting("log_level", "RAGDOWN_LOG_LEVEL", "choice", "info", "Log level", "debug, info, warning or error.",
+            choices=("debug", "info", "warning", "error")),
+)  # fmt: skip
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+SERVER_KEYS: tuple[str, ...] = tuple(s.key for s in SETTINGS if "server" in s.where and "." not in s.key)
+HOOK_KEYS: tuple[str, ...] = tuple(s.key.split(".", 1)[1] for s in SETTINGS if s.key.startswith("hook."))
 
 
-def _str(env: Mapping[str, str], name: str) -> str | None:
-    raw = env.get(name)
-    if raw is None:
-        return None
-    raw = raw.strip()
-    return raw or None
+def setting(key: str) -> Setting:
+    return BY_KEY[key]
+
+
+def problem(key: str, value: Any) -> str | None:
+    """Why `value` is not valid for the setting `key` (`text_limit`, `hook.top_k`, …), or None."""
+    return BY_KEY[key].problem(value)
+
+
+def bounds(key: str) -> dict[str, float]:
+    """A setting's bounds as pydantic `Field` keywords (`ge`, `le`), for tool arguments that override it."""
+    s = BY_KEY[key]
+    out: dict[str, float] = {}
+    if s.minimum is not None:
+        out["ge"] = s.minimum
+    if s.maximum is not None:
+        out["le"] = s.maximum
+    return out
+
+
+def schema() -> list[dict[str, Any]]:
+    """The settings the web UI edits (saved server settings and folder hooks), as `/api/status` sends them."""
+    return [s.as_json() for s in SETTINGS if "server" in s.where]
 
 
 def validate_notes_dir(value: str) -> str:
     """`RAGDOWN_NOTES_DIR`: relative, no `..`, no dot-folder, no `node_modules`, no NUL; `.` is the root."""
-    raw = value.strip().replace("\\", "/")
-    if "\x00" in raw:
-        raise ConfigError("RAGDOWN_NOTES_DIR must not contain a NUL character")
-    if raw.startswith("/") or (len(raw) > 1 and raw[1] == ":"):
-        raise ConfigError(f"RAGDOWN_NOTES_DIR must be a relative path inside the folder, not {value!r}")
-    parts = [p for p in raw.split("/") if p not in ("", ".")]
-    for part in parts:
-        if part == "..":
-            raise ConfigError(f"RAGDOWN_NOTES_DIR must not climb out of the folder: {value!r}")
-        if part.startswith(".") or part == "node_modules":
-            raise ConfigError(f"RAGDOWN_NOTES_DIR must not name a dot-folder or node_modules: {value!r}")
-    return "/".join(parts) or "."
+    try:
+        return check_notes_dir(value)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _cache_root(env: Mapping[str, str]) -> Path:
+    xdg = env.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path(env.get("HOME", str(Path.home()))) / ".cache"
+    return base / "ragdown"
 
 
 @dataclass(frozen=True)
@@ -138,6 +285,7 @@ class Settings:
     models_dir: Path = field(default_factory=lambda: _cache_root(os.environ) / "models")
     cache_root: Path = field(default_factory=lambda: _cache_root(os.environ))
     embedder: str = DEFAULT_EMBEDDER
+    embedder_chosen: bool = False  # RAGDOWN_EMBEDDER was set: never swapped for the offline model
     embedding_url: str = DEFAULT_EMBEDDING_URL
     embedding_api_key: str | None = None
     hf_endpoint: str = DEFAULT_HF_ENDPOINT
@@ -147,15 +295,15 @@ class Settings:
     root_mcp: bool = False
     read_only: bool = False
     disabled_tools: frozenset[str] = frozenset()
-    notes_dir: str = DEFAULT_NOTES_DIR
-    text_limit: int = DEFAULT_TEXT_LIMIT
+    notes_dir: str = "notes"
+    text_limit: int = 2000
     max_per_document: int = 0
     follow_links: int = 0
     fusion: str | None = None  # None: the embedder's measured default (rrf unless measured otherwise)
     query_log: bool = False
     hook: HookDefaults = HookDefaults()
-    port: int = DEFAULT_PORT
-    keep_alive_timeout_ms: int = DEFAULT_KEEP_ALIVE_MS
+    port: int = 3000
+    keep_alive_timeout_ms: int = 75_000
     token: str | None = None
     secure_local_net: bool = False
     allowed_hosts: tuple[str, ...] = ()
@@ -166,55 +314,44 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-        docs = _str(env, "RAGDOWN_DOCS_DIR")
-        data = _str(env, "RAGDOWN_DATA_DIR")
-        models = _str(env, "RAGDOWN_MODELS")
+        values = {s.key: s.read(env) for s in SETTINGS if s.variable is not None}
         cache_root = _cache_root(env)
-        disabled = frozenset(
-            name.strip() for name in (env.get("RAGDOWN_DISABLED_TOOLS") or "").split(",") if name.strip()
-        )
-        hosts = tuple(h.strip() for h in (env.get("RAGDOWN_ALLOWED_HOSTS") or "").split(",") if h.strip())
-        origins = tuple(
-            o.strip().rstrip("/") for o in (env.get("RAGDOWN_ALLOWED_ORIGINS") or "").split(",") if o.strip()
-        )
-        level = (_str(env, "RAGDOWN_LOG_LEVEL") or "INFO").upper()
-        if level not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
-            raise ConfigError(f"RAGDOWN_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, not {level!r}")
         return cls(
-            docs_dir=Path(docs).expanduser() if docs else None,
-            data_dir_override=Path(data).expanduser() if data else None,
-            models_dir=Path(models).expanduser() if models else cache_root / "models",
+            docs_dir=values["docs_dir"],
+            data_dir_override=values["data_dir"],
+            models_dir=values["models_dir"] or cache_root / "models",
             cache_root=cache_root,
-            embedder=_str(env, "RAGDOWN_EMBEDDER") or DEFAULT_EMBEDDER,
-            embedding_url=_str(env, "RAGDOWN_EMBEDDING_URL") or DEFAULT_EMBEDDING_URL,
-            embedding_api_key=_str(env, "RAGDOWN_EMBEDDING_API_KEY"),
-            hf_endpoint=_str(env, "HF_ENDPOINT") or DEFAULT_HF_ENDPOINT,
-            threads=_int(env, "RAGDOWN_THREADS", default_threads(), minimum=1, maximum=256),
-            quantize=_bool(env, "RAGDOWN_QUANTIZE", False),
-            watch=_bool(env, "RAGDOWN_WATCH", True),
-            root_mcp=_bool(env, "RAGDOWN_ROOT_MCP", False),
-            read_only=_bool(env, "RAGDOWN_READ_ONLY", False),
-            disabled_tools=disabled,
-            notes_dir=validate_notes_dir(env.get("RAGDOWN_NOTES_DIR") or DEFAULT_NOTES_DIR),
-            text_limit=_int(env, "RAGDOWN_TEXT_LIMIT", DEFAULT_TEXT_LIMIT, minimum=0),
-            max_per_document=_int(env, "RAGDOWN_MAX_PER_DOCUMENT", 0, minimum=0),
-            follow_links=_int(env, "RAGDOWN_FOLLOW_LINKS", 0, minimum=0, maximum=50),
-            fusion=_choice(env, "RAGDOWN_FUSION", ("rrf", "score")),
-            query_log=_bool(env, "RAGDOWN_QUERY_LOG", False),
+            embedder=values["embedder"],
+            embedder_chosen=bool((env.get("RAGDOWN_EMBEDDER") or "").strip()),
+            embedding_url=values["embedding_url"],
+            embedding_api_key=values["embedding_api_key"],
+            hf_endpoint=values["hf_endpoint"],
+            threads=values["threads"] or default_threads(),
+            quantize=values["quantize"],
+            watch=values["watch"],
+            root_mcp=values["root_mcp"],
+            read_only=values["read_only"],
+            disabled_tools=frozenset(values["disabled_tools"]),
+            notes_dir=values["notes_dir"],
+            text_limit=values["text_limit"],
+            max_per_document=values["max_per_document"],
+            follow_links=values["follow_links"],
+            fusion=values["fusion"],
+            query_log=values["query_log"],
             hook=HookDefaults(
-                top_k=_opt_int(env, "RAGDOWN_HOOK_TOP_K", minimum=1, maximum=50),
-                min_score=_opt_float(env, "RAGDOWN_HOOK_MIN_SCORE", minimum=0.0, maximum=1.0),
-                min_ratio=_opt_float(env, "RAGDOWN_HOOK_MIN_RATIO", minimum=0.0, maximum=1.0),
-                max_chars=_opt_int(env, "RAGDOWN_HOOK_MAX_CHARS", minimum=1),
+                top_k=_env_only(env, "hook.top_k", values),
+                min_score=_env_only(env, "hook.min_score", values),
+                min_ratio=_env_only(env, "hook.min_ratio", values),
+                max_chars=_env_only(env, "hook.max_chars", values),
             ),
-            port=_int(env, "PORT", DEFAULT_PORT, minimum=0, maximum=65535),
-            keep_alive_timeout_ms=_int(env, "HTTP_KEEP_ALIVE_TIMEOUT_MS", DEFAULT_KEEP_ALIVE_MS, minimum=0),
-            token=_str(env, "RAGDOWN_TOKEN"),
-            secure_local_net=_bool(env, "SECURE_LOCAL_NET", False),
-            allowed_hosts=hosts,
-            allowed_origins=origins,
-            host=_str(env, "RAGDOWN_HOST") or "0.0.0.0",
-            log_level=level,
+            port=values["port"],
+            keep_alive_timeout_ms=values["keep_alive_timeout_ms"],
+            token=values["token"],
+            secure_local_net=values["secure_local_net"],
+            allowed_hosts=values["allowed_hosts"],
+            allowed_origins=tuple(o.rstrip("/") for o in values["allowed_origins"]),
+            host=values["host"],
+            log_level=str(values["log_level"]).upper(),
         )
 
     def with_docs_dir(self, docs_dir: Path) -> Settings:
@@ -238,3 +375,14 @@ class Settings:
         docs = self.require_docs_dir()
         digest = hashlib.sha256(f"{mode}:{docs}".encode()).hexdigest()[:16]
         return self.cache_root / digest
+
+
+def _env_only(env: Mapping[str, str], key: str, values: Mapping[str, Any]) -> Any:
+    """A hook variable's value when it is set, None when the variable is not (the next layer decides)."""
+    variable = BY_KEY[key].variable
+    assert variable is not None
+    return values[key] if (env.get(variable) or "").strip() else None
+
+
+def setting_default(key: str) -> Any:
+    return BY_KEY[key].default

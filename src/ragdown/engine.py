@@ -2,7 +2,8 @@
 
 `Engine.start()` returns at once; the model loads and the store opens in the background so an MCP
 handshake never waits for them. Whichever process binds the primary socket indexes and watches; the
-others are readers that search the same SQLite file, forward syncs, and try to take over every 30 s.
+others are readers that search the same SQLite file and forward syncs. A reader keeps a connection open to
+the primary (`PrimaryWatcher`) and tries to take over the moment it closes; a check every 30 s backs that up.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdown.config import Mode, Settings
+from ragdown.config import OFFLINE_EMBEDDER, Mode, Settings
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index.embedders import load_embedder
+from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder, EmbedderError
-from ragdown.index.primary import PrimaryLock, forward_sync
+from ragdown.index.primary import PrimaryLock, PrimaryWatcher, forward_sync
 from ragdown.index.store import FileFilter, IndexMeta, Store, StoreError
-from ragdown.index.sync import Indexer, ProgressFn, SyncReport
+from ragdown.index.sync import Indexer, ProgressFn, SyncProgress, SyncReport
 from ragdown.index.watcher import Watcher
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 
@@ -77,10 +78,14 @@ class Engine:
         self._closed = threading.Event()
         self._takeover_interval_s = takeover_interval_s
         self._role_lock = threading.Lock()
+        self._primary_watch: PrimaryWatcher | None = None
         self._progress_listeners: list[ProgressFn] = []
         self._initial_sync: bool = True
         self._watch: bool = settings.watch
         self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
+        # The user named the embedder (RAGDOWN_EMBEDDER, or saved in the web UI): never swapped for another.
+        self.embedder_chosen = settings.embedder_chosen
+        self.embedder_notice: str | None = None  # why another embedder than the configured one is in use
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -112,29 +117,39 @@ class Engine:
 
     def load_embedder(self, spec: str) -> Embedder:
         """Load an embedder by its `RAGDOWN_EMBEDDER` spec; `EmbedderError` says why it cannot."""
-        s = self.settings
         started = time.perf_counter()
-        embedder = load_embedder(
-            spec,
-            models_dir=s.models_dir,
-            threads=s.threads,
-            hf_endpoint=s.hf_endpoint,
-            embedding_url=s.embedding_url,
-            api_key=s.embedding_api_key,
-            quantize=s.quantize,
-        )
+        embedder = load_configured(spec, self.settings)
         log.info("embedder %s loaded in %.0f ms", embedder.name, (time.perf_counter() - started) * 1000)
         return embedder
 
     def _load_embedder(self) -> None:
+        """The chosen embedder; when none was chosen and the default cannot load (no hub on a first run
+        offline), the installed offline model instead, said in `embedder_notice`. An embedder the user
+        chose is never swapped: the error says what to set instead, and search runs on BM25 meanwhile."""
         spec = self.embedder_spec or self.settings.embedder
         try:
             self.embedder = self.load_embedder(spec)
+            return
         except EmbedderError as err:
             self.embedder = None
             reason = str(err).rstrip(".")
-            self.embedder_error = f"{reason}. Search runs on BM25 alone until the embedder can load."
-            log.error("embedder %s could not load: %s", spec, self.embedder_error)
+        if not self.embedder_chosen and spec != OFFLINE_EMBEDDER:
+            try:
+                self.embedder = self.load_embedder(OFFLINE_EMBEDDER)
+            except EmbedderError as err:
+                reason = f"{reason}; the offline model {OFFLINE_EMBEDDER} could not load either: {err}"
+            else:
+                self.embedder_notice = (
+                    f"The default embedder {spec} could not load ({reason}), so the installed offline model "
+                    f"{OFFLINE_EMBEDDER} is used instead. Set RAGDOWN_EMBEDDER to choose one."
+                )
+                log.warning("%s", self.embedder_notice)
+                return
+        self.embedder_error = (
+            f"{reason}. Search runs on BM25 alone until the embedder can load: fix that, or set "
+            f"RAGDOWN_EMBEDDER={OFFLINE_EMBEDDER} (installed with ragdown, works offline)."
+        )
+        log.error("embedder %s could not load: %s", spec, self.embedder_error)
 
     def _meta(self) -> IndexMeta:
         emb = self.embedder
@@ -146,14 +161,17 @@ class Engine:
 
     def _take_role(self) -> None:
         with self._role_lock:
+            if self._closed.is_set():
+                return
             if self._lock.try_acquire(self._on_forwarded_sync):
-                self._become_primary()
+                self._become_primary(sync=self._initial_sync)
             else:
                 self._become_reader()
         if self.role == "reader":
+            self._watch_primary()
             threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
 
-    def _become_primary(self) -> None:
+    def _become_primary(self, *, sync: bool) -> None:
         if self.store is not None:
             self.store.close()
         store = Store(self.data_dir, writable=True)
@@ -167,11 +185,12 @@ class Engine:
         self.role = "primary"
         self.error = None
         log.info("primary for %s (index %s)", self.root, self.data_dir)
-        if self._initial_sync:
-            self.indexer.request_sync()
+        # The watcher before the sync, so a change made while the sync walks the tree is not left to the next one.
         if self._watch:
             self.watcher = Watcher(self.root, lambda: self.indexer.request_sync() if self.indexer else None)
             self.watcher.start()
+        if sync:
+            self.indexer.request_sync()
 
     def _become_reader(self) -> None:
         store = Store(self.data_dir, writable=False)
@@ -187,20 +206,47 @@ class Engine:
                 return
         log.info("reader of %s: another process is the primary", self.data_dir)
 
+    def _watch_primary(self) -> None:
+        """Keep a connection to the primary, and try to take over the moment it closes (see `PrimaryWatcher`)."""
+        with self._role_lock:
+            if self._closed.is_set() or self.role != "reader":
+                return
+            if self._primary_watch is not None and self._primary_watch.running:
+                return
+            self._primary_watch = PrimaryWatcher(self.data_dir, self._on_primary_gone)
+            self._primary_watch.start()
+
+    def _on_primary_gone(self) -> bool:
+        """The watcher's callback: True when it can stop (this process is the primary, or closing)."""
+        return self._closed.is_set() or self.try_promote()
+
+    @property
+    def watching_primary(self) -> bool:
+        """A reader attached to the primary's socket, so it learns of the primary's exit at once."""
+        watch = self._primary_watch
+        return watch is not None and watch.attached
+
     def _takeover_loop(self) -> None:
+        """The safety net of the watcher: a try every `takeover_interval_s`, and a watcher restarted if it
+        gave up (no primary to attach to for a while, or one that cannot be watched)."""
         while not self._closed.wait(self._takeover_interval_s):
             if self.try_promote():
                 return
+            self._watch_primary()
 
     def try_promote(self) -> bool:
-        """A reader's attempt to take over a primary that went away."""
+        """A reader's attempt to take over a primary that went away; True when this process is the primary.
+
+        A take-over syncs at once, whatever `initial_sync` the engine started with: the files changed while no
+        process was the primary (or not yet indexed by the one that died) are seen by no watcher.
+        """
         with self._role_lock:
             if self.role == "primary":
                 return True
-            if not self._lock.try_acquire(self._on_forwarded_sync):
+            if self._closed.is_set() or not self._lock.try_acquire(self._on_forwarded_sync):
                 return False
             log.info("the primary went away: taking over")
-            self._become_primary()
+            self._become_primary(sync=True)
             return True
 
     def _on_forwarded_sync(self, full: bool) -> dict[str, Any]:
@@ -276,6 +322,17 @@ class Engine:
         return self.indexer.syncing if self.indexer is not None else None
 
     @property
+    def progress(self) -> SyncProgress | None:
+        """Where the running sync stands (files read of those it must read), None when none runs."""
+        indexer = self.indexer
+        return indexer.progress if indexer is not None and indexer.syncing else None
+
+    @property
+    def sync_error(self) -> str | None:
+        """Why the last sync failed (it stopped; what it committed stays), None after one that finished."""
+        return self.indexer.last_error if self.indexer is not None else None
+
+    @property
     def last_sync(self) -> SyncReport | None:
         return self.indexer.last_sync if self.indexer is not None else None
 
@@ -307,6 +364,7 @@ class Engine:
             with old.retiring():
                 self.embedder = embedder
                 self.embedder_error = None
+                self.embedder_notice = None
                 self.store.ensure_meta(self._meta())
                 self.searcher = Searcher(self.store, embedder, folders=self.folders)
                 self.indexer = Indexer(self.root, self.store, embedder, folders=self.folders)
@@ -316,8 +374,23 @@ class Engine:
 
     def close(self) -> None:
         self._closed.set()
-        if self.watcher is not None:
-            self.watcher.stop()
-        self._lock.release()
-        if self.store is not None:
-            self.store.close()
+        watch = self._primary_watch
+        if watch is not None:
+            watch.stop(timeout=0)  # hangs up at once; joined below, outside the role lock it may wait for
+        # A take-over in flight finishes first (none starts once closed), so what it built is torn down here.
+        # Bounded: switch_embedder holds the lock while a running sync finishes.
+        locked = self._role_lock.acquire(timeout=10)
+        try:
+            watch = self._primary_watch  # one started just before `_closed` was set
+            if watch is not None:
+                watch.stop(timeout=0)
+            if self.watcher is not None:
+                self.watcher.stop()
+            self._lock.release()
+            if self.store is not None:
+                self.store.close()
+        finally:
+            if locked:
+                self._role_lock.release()
+        if watch is not None:
+            watch.stop()

@@ -1,31 +1,60 @@
-"""Refusals: the errors a caller can act on, with the HTTP status they map to.
+"""Refusals: the errors a caller can act on, each of a kind that says what went wrong.
 
-A tool turns a `Refusal` into an `isError` result carrying its message; the HTTP API answers
-`{error, code?}` with its status. Anything else is a bug and becomes a 500 / a generic tool error.
+The disk layer, the tools and the routes raise a `Refusal` of one `Kind`; each face maps the kind to its
+own words: a tool turns it into an `isError` result carrying the message, the HTTP face into the status
+code of `ragdown.http.errors` with `{error, code?}`. Anything else is a bug (a 500 / a generic tool error).
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
+Kind = Literal[
+    "invalid",  # the request cannot be used as it is (a bad path, argument or body)
+    "forbidden",  # the caller may not do this (read-only, a key's role)
+    "not_found",  # nothing there (or nothing this caller may see)
+    "conflict",  # the state on disk disagrees (exists already, changed since read)
+    "too_large",  # past a size limit
+    "unavailable",  # the index is not open yet or cannot be used
+]
+
 
 class Refusal(Exception):
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, kind: Kind, message: str, code: str | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.kind: Kind = kind
         self.message = message
         self.code = code
 
 
 def bad_request(message: str) -> Refusal:
-    return Refusal(400, message)
+    return Refusal("invalid", message)
 
 
 def not_found(message: str) -> Refusal:
-    return Refusal(404, message)
+    return Refusal("not_found", message)
 
 
 def conflict(message: str, code: str | None = None) -> Refusal:
-    return Refusal(409, message, code)
+    return Refusal("conflict", message, code)
 
 
 def forbidden(message: str) -> Refusal:
-    return Refusal(403, message)
+    return Refusal("forbidden", message)
+
+
+def too_large(message: str, code: str | None = None) -> Refusal:
+    return Refusal("too_large", message, code)
+
+
+def unavailable(message: str) -> Refusal:
+    return Refusal("unavailable", message)
+
+
+def printable(text: str) -> str:
+    """`text` safe to encode anywhere: a lone surrogate (a name that is not UTF-8) shown as `\\udcff`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

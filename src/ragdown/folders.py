@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import json
 import logging
-import re
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragdown import atomic
-from ragdown.errors import bad_request
+from ragdown.config import HOOK_KEYS, problem
+from ragdown.errors import printable
+from ragdown.paths import folder_name, is_hidden, is_text
 
 log = logging.getLogger(__name__)
 
 SETTINGS_FILE = ".ragdown.json"
-HOOK_KEYS = ("top_k", "min_score", "min_ratio", "max_chars")
-_FOLDER_NAME = re.compile(r"^[^./\\\x00-\x1f][^/\\\x00-\x1f]{0,99}$")
 
 
 @dataclass(frozen=True)
@@ -45,22 +45,8 @@ class FolderSettings:
 
 
 def hook_value_error(key: str, value: Any) -> str | None:
-    """Why `value` is not a valid hook `key`, or None when it is."""
-    if isinstance(value, bool):
-        return f"hook.{key} must be a number"
-    if key in ("top_k", "max_chars"):
-        if not isinstance(value, int):
-            return f"hook.{key} must be a whole number"
-        if key == "top_k" and not 1 <= value <= 50:
-            return "hook.top_k must be between 1 and 50"
-        if key == "max_chars" and value < 1:
-            return "hook.max_chars must be at least 1"
-        return None
-    if not isinstance(value, int | float):
-        return f"hook.{key} must be a number"
-    if not 0 <= value <= 1:
-        return f"hook.{key} must be between 0 and 1"
-    return None
+    """Why `value` is not a valid hook `key` (checked against the one settings schema), or None."""
+    return problem(f"hook.{key}", value)
 
 
 def parse_hook(raw: Any, *, where: str) -> HookOverrides:
@@ -116,32 +102,37 @@ def write_settings_file(directory: Path, data: dict[str, Any]) -> None:
 
 
 def validate_folder_name(raw: Any) -> str:
-    """A folder name the web UI accepts: one segment, no dot or dash start, not node_modules."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise bad_request("a folder name is required")
-    name: str = raw.strip()
-    if name in (".", "..") or name == "node_modules" or name.startswith("-") or not _FOLDER_NAME.match(name):
-        raise bad_request(
-            f"{name!r} is not a usable folder name: one name without / or \\, not starting with . or -, "
-            "and not node_modules"
-        )
-    return name
+    """A folder name the web UI and the tools accept (`paths.folder_name`); refused before any disk change."""
+    return folder_name(raw)
+
+
+_reported_unusable: set[str] = set()
 
 
 def list_folders(root: Path) -> list[str]:
-    """Top-level directories of the docs dir that the indexer walks, sorted."""
+    """Top-level directories of the docs dir that the indexer walks, sorted.
+
+    A directory whose name is not UTF-8 text is listed nowhere (and logged once): no JSON answer, database
+    or watcher can carry its name.
+    """
     out: list[str] = []
     try:
-        entries = sorted(root.iterdir(), key=lambda p: p.name)
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
         return out
     for entry in entries:
-        if (
-            entry.name.startswith(".")
-            or entry.name == "node_modules"
-            or entry.is_symlink()
-            or not entry.is_dir()
-        ):
+        try:
+            if is_hidden(entry.name) or not entry.is_dir(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        if not is_text(entry.name):
+            shown_name = printable(entry.name)
+            if shown_name not in _reported_unusable:
+                _reported_unusable.add(shown_name)
+                log.warning(
+                    "%s/%s is not a folder ragdown can use: its name is not UTF-8 text", root, shown_name
+                )
             continue
         out.append(entry.name)
     return out

@@ -1,14 +1,25 @@
-"""A folder's link world: its documents (from the index) and attachments (from disk), for resolving links."""
+"""A folder's link world: its documents (from the index) and attachments (from disk), for resolving links.
+
+`folder_resolver` is the one place a `LinkResolver` over indexed documents is built: the tools, the HTTP
+routes and link following in search all take theirs from it. The documents' part is cached per store
+generation, so resolving many links costs one index read per change, not one per call.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from pathlib import Path
 
 from ragdown.documents import LinkResolver
 from ragdown.index.store import FileRecord, Store
-from ragdown.index.walk import is_markdown, is_skipped_dir
-from ragdown.scope import Scope
+from ragdown.paths import is_hidden, is_markdown, is_text
+
+_cache: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, dict[str, tuple[str, ...]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_cache_lock = threading.Lock()
 
 
 def attachments(folder_dir: Path) -> list[str]:
@@ -22,21 +33,34 @@ def attachments(folder_dir: Path) -> list[str]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.is_symlink():
+            if is_hidden(entry.name) or not is_text(entry.name) or entry.is_symlink():
                 continue
             if entry.is_dir(follow_symlinks=False):
-                if not is_skipped_dir(entry.name):
-                    stack.append((Path(entry.path), f"{rel}{entry.name}/"))
+                stack.append((Path(entry.path), f"{rel}{entry.name}/"))
             elif not is_markdown(entry.name):
                 out.append(f"{rel}{entry.name}")
     return out
 
 
-def folder_files(store: Store, scope: Scope) -> list[FileRecord]:
-    return [f for f in store.all_files() if f.folder == scope.folder]
+def folder_files(store: Store, folder: str) -> list[FileRecord]:
+    """The indexed documents of one folder ('' in stdio mode, where the docs dir is the folder)."""
+    return [f for f in store.all_files() if f.folder == folder]
 
 
-def folder_resolver(store: Store, scope: Scope, *, with_attachments: bool = True) -> LinkResolver:
-    """Resolves wikilinks among all documents of the scope's folder (not just the scope)."""
-    docs = {scope.folder_path(f.path): f.aliases for f in folder_files(store, scope)}
-    return LinkResolver(docs, attachments(scope.folder_dir) if with_attachments else ())
+def _documents(store: Store, folder: str) -> dict[str, tuple[str, ...]]:
+    """Folder-relative path → aliases of every indexed document of the folder, as of the store's generation."""
+    generation = store.generation()
+    with _cache_lock:
+        cached = _cache.setdefault(store, {}).get(folder)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    strip = len(folder) + 1 if folder else 0
+    docs = {f.path[strip:]: f.aliases for f in folder_files(store, folder)}
+    with _cache_lock:
+        _cache.setdefault(store, {})[folder] = (generation, docs)
+    return docs
+
+
+def folder_resolver(store: Store, folder: str, folder_dir: Path | None = None) -> LinkResolver:
+    """Resolves wikilinks among all documents of `folder`; with `folder_dir`, attachments on disk too."""
+    return LinkResolver(_documents(store, folder), attachments(folder_dir) if folder_dir is not None else ())

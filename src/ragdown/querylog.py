@@ -72,8 +72,11 @@ class QueryLog:
         reads = [e for e in entries if e.get("kind") == "read"]
         gaps = []
         for e in searches:
-            best = max((h.get("similarity", 0.0) for h in e.get("hits", [])), default=None)
-            if best is None or best < min_score:
+            hits = e.get("hits", [])
+            # A hit found by words alone (no embedder) has no cosine: such a search is no gap by score.
+            cosines = [s for h in hits if isinstance(s := h.get("similarity"), int | float)]
+            best = max(cosines, default=None)
+            if not hits or (best is not None and best < min_score):
                 gaps.append({"query": e.get("query"), "best_similarity": best, "at": e.get("at")})
         shown: list[tuple[float, str]] = [
             (float(e.get("at", 0.0)), str(h.get("path")))

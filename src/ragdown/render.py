@@ -41,7 +41,8 @@ from markdown_it.utils import EnvType, OptionsDict
 from ragdown.documents.frontmatter import frontmatter_end
 from ragdown.documents.links import LinkResolver
 from ragdown.documents.meta import normalize_tag
-from ragdown.documents.text import is_markdown_path, normalize_text, split_lines
+from ragdown.documents.text import normalize_text, split_lines
+from ragdown.paths import is_markdown
 
 __all__ = ["IMAGE_EXTENSIONS", "doc_href", "render_document", "render_markdown"]
 
@@ -248,7 +249,7 @@ def _resolve_anchor(token: Token, context: _Context) -> None:
     found = context.relative(href)
     if found is None:
         _mark_missing(token, path)
-    elif is_markdown_path(found):
+    elif is_markdown(found):
         _link_document(token, found, anchor)
     else:
         token.attrSet("href", context.file_url(found))
@@ -290,7 +291,7 @@ def _resolve_wikilink(token: Token, context: _Context) -> None:
         anchor=anchor or None,
         path=found,
     )
-    if found is not None and not is_markdown_path(found):
+    if found is not None and not is_markdown(found):
         token.meta["file_url"] = context.file_url(found)
 
 
@@ -338,7 +339,7 @@ def _render_wikilink(
         return _render_embed(meta, path, target, anchor)
     if path is None:
         return _element("a", [("class", "wikilink missing"), ("href", "#"), ("data-target", target)], label)
-    if not is_markdown_path(path):
+    if not is_markdown(path):
         attrs = [("class", "wikilink file-link"), ("href", meta["file_url"]), ("data-file", path)]
         return _element("a", [*attrs, ("data-target", target)], label)
     return _element(
@@ -361,7 +362,7 @@ def _render_embed(meta: dict[str, Any], path: str | None, target: str, anchor: s
         return _element("span", attrs, escapeHtml(f"![[{target}]]"))
     lower = path.lower()
     name = posixpath.basename(path)
-    if is_markdown_path(path):
+    if is_markdown(path):
         link = _element(
             "a",
             [("class", "wikilink embed-link"), ("href", doc_href(path, anchor)), ("data-path", path)],

@@ -7,63 +7,15 @@ sit above both for `ragdown_context` (see `hook_settings`).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
-from ragdown.config import Settings
+from ragdown.config import Settings, setting_default
 from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
 from ragdown.index.embedders import default_fusion, default_min_score, unrelated_score
 from ragdown.querylog import QueryLog
+from ragdown.search.hook import HookMemory, HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
-
-HOOK_DEFAULT_TOP_K = 4
-HOOK_DEFAULT_MIN_RATIO = 0.95  # of the best hit's cosine
-HOOK_DEFAULT_MAX_CHARS = 6000
-HOOK_SESSIONS = 200
-
-
-@dataclass(frozen=True)
-class HookSettings:
-    top_k: int
-    min_score: float
-    min_ratio: float
-    max_chars: int
-
-
-class HookMemory:
-    """The chunks each (scope, session) was given, for the last 200 sessions."""
-
-    def __init__(self, capacity: int = HOOK_SESSIONS) -> None:
-        self._capacity = capacity
-        self._sessions: OrderedDict[str, set[str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(scope_dir: str, session_id: str) -> str:
-        return f"{scope_dir}\x00{session_id}"
-
-    def seen(self, key: str) -> set[str]:
-        with self._lock:
-            seen = self._sessions.get(key)
-            if seen is None:
-                return set()
-            self._sessions.move_to_end(key)
-            return set(seen)
-
-    def add(self, key: str, chunk_keys: list[str]) -> None:
-        with self._lock:
-            seen = self._sessions.setdefault(key, set())
-            seen.update(chunk_keys)
-            self._sessions.move_to_end(key)
-            while len(self._sessions) > self._capacity:
-                self._sessions.popitem(last=False)
-
-    def reset(self, key: str) -> None:
-        with self._lock:
-            self._sessions.pop(key, None)
 
 
 class Runtime:
@@ -74,21 +26,22 @@ class Runtime:
         self.memory = HookMemory()
         self.query_log = QueryLog(engine.data_dir)
 
-    def _value(self, key: str, env_value: Any) -> Any:
+    def value(self, key: str) -> Any:
+        """A server setting (`config.SERVER_KEYS`) in effect: saved from the web UI, else its variable."""
         saved = self.saved.get(key)
-        return saved if saved is not None else env_value
+        return saved if saved is not None else getattr(self.settings, key)
 
     @property
     def text_limit(self) -> int:
-        return int(self._value("text_limit", self.settings.text_limit))
+        return int(self.value("text_limit"))
 
     @property
     def max_per_document(self) -> int:
-        return int(self._value("max_per_document", self.settings.max_per_document))
+        return int(self.value("max_per_document"))
 
     @property
     def follow_links(self) -> int:
-        return int(self._value("follow_links", self.settings.follow_links))
+        return int(self.value("follow_links"))
 
     @property
     def fusion(self) -> Fusion:
@@ -106,15 +59,15 @@ class Runtime:
 
     @property
     def query_log_enabled(self) -> bool:
-        return bool(self._value("query_log", self.settings.query_log))
+        return bool(self.value("query_log"))
 
     @property
     def watch(self) -> bool:
-        return bool(self._value("watch", self.settings.watch))
+        return bool(self.value("watch"))
 
     @property
     def root_mcp(self) -> bool:
-        return bool(self._value("root_mcp", self.settings.root_mcp))
+        return bool(self.value("root_mcp"))
 
     def log(self, kind: str, **fields: Any) -> None:
         """One line in the query log, when it is on."""
@@ -123,7 +76,7 @@ class Runtime:
 
     @property
     def embedder_spec(self) -> str:
-        return str(self._value("embedder", self.settings.embedder))
+        return str(self.value("embedder"))
 
     def embedder_name(self) -> str:
         emb = self.engine.embedder
@@ -142,10 +95,10 @@ class Runtime:
             return env_value if env_value is not None else default
 
         return {
-            "top_k": pick("top_k", env.top_k, HOOK_DEFAULT_TOP_K),
+            "top_k": pick("top_k", env.top_k, setting_default("hook.top_k")),
             "min_score": pick("min_score", env.min_score, min_score),
-            "min_ratio": pick("min_ratio", env.min_ratio, HOOK_DEFAULT_MIN_RATIO),
-            "max_chars": pick("max_chars", env.max_chars, HOOK_DEFAULT_MAX_CHARS),
+            "min_ratio": pick("min_ratio", env.min_ratio, setting_default("hook.min_ratio")),
+            "max_chars": pick("max_chars", env.max_chars, setting_default("hook.max_chars")),
         }
 
     def unrelated_score(self) -> float | None:

@@ -1,64 +1,22 @@
 """The path sandbox: every path a caller names must stay inside its scope, on files the indexer reads.
 
-Refused with a 400: empty, absolute or drive paths, backslashes, NUL, text that is not Unicode, URL-encoded
-escapes, `..`, dot segments (`.obsidian`, `.git`), `node_modules`, names or paths longer than a filesystem
-takes, a file or symlink among the parents, anything whose real path leaves the scope, and (for documents) a
-name that is not Markdown.
+`resolve_in` checks a path against the real filesystem before a write: the rules of `paths.split_safe`,
+no file or symlink among the parents, nothing whose real path leaves the scope, and (for documents) a
+Markdown name. `read_plain` is the check every read makes at the moment it reads: a regular file reached
+without a symlink anywhere on the way, whatever the index said a moment ago.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
+import stat
 from pathlib import Path
 
-from ragdown.errors import Refusal, bad_request
-from ragdown.index.walk import is_markdown
+from ragdown.errors import bad_request
+from ragdown.paths import PATH_MAX, is_markdown, outside, shown, split_safe
 
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_DRIVE = re.compile(r"^[A-Za-z]:")
-NAME_MAX = 255  # bytes in one file or folder name (ext4, APFS, NTFS, …)
-PATH_MAX = 4096  # bytes in a whole path, the docs dir's included
-_SHOWN = 100  # characters of a path quoted back in a refusal
-
-
-def _shown(raw: str) -> str:
-    return repr(raw if len(raw) <= _SHOWN else raw[:_SHOWN] + "…")
-
-
-def outside(raw: str) -> Refusal:
-    return bad_request(f"{raw!r} is outside the docs folder")
-
-
-def split_safe(raw: str) -> list[str]:
-    """The segments of a relative path, or a refusal saying why it cannot be used."""
-    if not isinstance(raw, str) or raw.strip() == "":
-        raise bad_request("a path is required")
-    if "\x00" in raw:
-        raise bad_request("a path must not contain a NUL character")
-    if "\\" in raw:
-        raise bad_request(f"{raw!r}: use / in paths, not backslashes")
-    try:
-        size = len(raw.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise bad_request(f"{_shown(raw)} is not valid Unicode text") from None
-    if size >= PATH_MAX:
-        raise bad_request(f"{_shown(raw)}: the path is longer than {PATH_MAX} bytes")
-    if _ESCAPE.search(raw):
-        raise bad_request(f"{raw!r}: URL-encoded characters are not accepted in paths")
-    if raw.startswith("/") or _DRIVE.match(raw):
-        raise outside(raw)
-    parts = [p for p in raw.split("/") if p not in ("", ".")]
-    if not parts:
-        raise bad_request("a path is required")
-    for part in parts:
-        if part == "..":
-            raise outside(raw)
-        if part.startswith(".") or part == "node_modules":
-            raise bad_request(f"{raw!r}: dot-folders, dot-files and node_modules are not documents")
-        if len(part.encode("utf-8")) > NAME_MAX:
-            raise bad_request(f"{_shown(raw)}: a name in it is longer than {NAME_MAX} bytes")
-    return parts
+__all__ = ["is_plain_file", "outside", "read_plain", "relative_to", "resolve_in", "split_safe"]
 
 
 def resolve_in(root: Path, raw: str, *, markdown: bool = True, create_dirs: bool = False) -> Path:
@@ -68,29 +26,77 @@ def resolve_in(root: Path, raw: str, *, markdown: bool = True, create_dirs: bool
     """
     parts = split_safe(raw)
     if markdown and not is_markdown(parts[-1]):
-        raise bad_request(f"{raw!r} is not a Markdown document (.md, .markdown or .mdx)")
+        raise bad_request(f"{shown(raw)} is not a Markdown document (.md, .markdown or .mdx)")
     if len(os.fsencode(root)) + 1 + len("/".join(parts).encode("utf-8")) >= PATH_MAX:
-        raise bad_request(f"{_shown(raw)}: the path is longer than {PATH_MAX} bytes")
+        raise bad_request(f"{shown(raw)}: the path is longer than {PATH_MAX} bytes")
     current = root
     try:
         for i, part in enumerate(parts):
             current = current / part
             last = i == len(parts) - 1
             if current.is_symlink():
-                raise bad_request(f"{raw!r} goes through a symbolic link")
+                raise bad_request(f"{shown(raw)} goes through a symbolic link")
             if last:
                 break
             if current.exists():
                 if not current.is_dir():
-                    raise bad_request(f"{raw!r}: {'/'.join(parts[: i + 1])} is a file, not a folder")
+                    raise bad_request(f"{shown(raw)}: {'/'.join(parts[: i + 1])} is a file, not a folder")
             elif create_dirs:
                 current.mkdir()
     except OSError as err:
-        raise bad_request(f"{_shown(raw)} cannot be used: {err.strerror or err}") from None
+        raise bad_request(f"{shown(raw)} cannot be used: {err.strerror or err}") from None
     real_parent = Path(os.path.realpath(current.parent))
     if real_parent != root and root not in real_parent.parents:
         raise outside(raw)
     return current
+
+
+def _no_links_above(root: Path, rel: str) -> Path | None:
+    """`root/rel` when no directory on the way to it is a symlink (or missing), else None."""
+    current = root
+    parts = rel.split("/")
+    for part in parts[:-1]:
+        current = current / part
+        if current.is_symlink() or not current.is_dir():
+            return None
+    return current / parts[-1]
+
+
+def is_plain_file(root: Path, rel: str) -> bool:
+    """`rel` (sandboxed, under `root`) is a regular file reached without a symlink anywhere on the way:
+    the indexer never follows one, and a linked directory may lead outside the folder."""
+    try:
+        path = _no_links_above(root, rel)
+        return path is not None and not path.is_symlink() and path.is_file()
+    except OSError:  # a name or path too long for the filesystem: not a document
+        return False
+
+
+def read_plain(root: Path, rel: str) -> bytes | None:
+    """The bytes of `rel` under `root` when it is a regular file reached without a symlink, else None.
+
+    The last step is opened with `O_NOFOLLOW` and checked on the open descriptor, so a document swapped for
+    a symlink (or a FIFO) between the index and this read is never followed.
+    """
+    try:
+        path = _no_links_above(root, rel)
+        if path is None:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def relative_to(root: Path, path: Path) -> str:

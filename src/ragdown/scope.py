@@ -12,7 +12,7 @@ from pathlib import Path
 from ragdown.errors import Refusal, not_found
 from ragdown.folders import FolderSettings, folder_settings
 from ragdown.index.store import FileFilter
-from ragdown.sandbox import split_safe
+from ragdown.paths import is_hidden, split_safe
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class Scope:
 
 
 def open_scope(root: Path, folder: str, sub: str = "") -> Scope:
-    """A scope for a folder (and subfolder); 404 for anything the indexer would not walk."""
+    """A scope for a folder (and subfolder); `not_found` for anything the indexer would not walk."""
     parts = [folder] if folder else []
     if sub:
         try:
@@ -115,7 +115,7 @@ def open_scope(root: Path, folder: str, sub: str = "") -> Scope:
             raise not_found(f"no such folder: {folder}/{sub}") from None
     current = root
     for part in parts:
-        if part.startswith(".") or part == "node_modules" or "\\" in part or "\x00" in part or part == "..":
+        if is_hidden(part) or "\\" in part or "\x00" in part or part == "..":
             raise not_found(f"no such folder: {'/'.join(parts)}")
         current = current / part
         if current.is_symlink() or not current.is_dir():

@@ -36,16 +36,16 @@ def test_applies_replacements_in_order() -> None:
 
 def test_refuses_a_missing_an_ambiguous_and_a_no_op_passage() -> None:
     missing = refusal([Edit("thrice", "once")])
-    assert missing.status == 404
+    assert missing.kind == "not_found"
     assert str(missing).startswith("edit 1 of 1: old_text is not in the document, so nothing was written.")
-    assert refusal([Edit("Nightly  snapshots", "x")]).status == 404
+    assert refusal([Edit("Nightly  snapshots", "x")]).kind == "not_found"
     ambiguous = refusal([Edit("twice", "once"), Edit("s", "z")])
-    assert ambiguous.status == 409
+    assert ambiguous.kind == "conflict"
     assert re.match(r"^edit 2 of 2: .* 6 times", str(ambiguous))
     same = refusal([Edit("twice", "twice")])
-    assert same.status == 400
+    assert same.kind == "invalid"
     assert str(same) == "edit 1 of 1: old_text and new_text are the same, so nothing was written"
-    assert refusal([Edit("", "x")]).status == 400
+    assert refusal([Edit("", "x")]).kind == "invalid"
     assert isinstance(same, DocumentError)
 
 

@@ -44,13 +44,13 @@ def test_append_ignores_headings_in_code_and_keeps_crlf_and_bom() -> None:
     )
     with pytest.raises(DocumentError) as missing:
         append_text(text, "x", "Fake")
-    assert (missing.value.status, str(missing.value)) == (404, 'no heading "Fake"')
+    assert (missing.value.kind, str(missing.value)) == ("not_found", 'no heading "Fake"')
 
 
 def test_append_refuses_empty_text() -> None:
     with pytest.raises(DocumentError) as empty:
         append_text("x", "  \n ")
-    assert empty.value.status == 400
+    assert empty.value.kind == "invalid"
 
 
 def test_a_new_document_gets_created_by_and_session() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ragdown.engine import Engine
 from ragdown.index.lexical import lexical_text
 from ragdown.index.store import DB_NAME, FileFilter, Store
-from ragdown.runtime import HookSettings
+from ragdown.search.hook import HookSettings, select
 from ragdown.search.hybrid import Hit, SearchOptions
 from ragdown.search.query import (
     aliases_in,
@@ -19,7 +19,6 @@ from ragdown.search.query import (
     names_identifier,
     quoted_spans,
 )
-from ragdown.tools.hook import select
 from tests.conftest import write
 
 OpenEngine = Callable[..., Engine]

@@ -20,6 +20,7 @@ import pytest
 from ragdown.config import ConfigError, Settings
 from ragdown.engine import Engine
 from ragdown.errors import Refusal
+from ragdown.http.errors import status_of
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope, open_scope
 from ragdown.search.hybrid import SearchOptions
@@ -175,23 +176,23 @@ async def test_writes_and_deletes_docs_inside_its_folder_only(docs: Path, projec
     assert "sub/kafka.md" in await beta.ok("ragdown_recall", query="seven days kafka")
 
     taken = await beta.refusal("ragdown_write", path="sub/kafka.md", text="# Other")
-    assert (taken.status, "base_hash" in taken.message) == (409, True)
-    assert (await beta.refusal("ragdown_write", path="sub", text="# Other", append=True)).status == 400
+    assert (status_of(taken), "base_hash" in taken.message) == (409, True)
+    assert status_of(await beta.refusal("ragdown_write", path="sub", text="# Other", append=True)) == 400
     outside = await beta.refusal("ragdown_write", path="../alpha/x.md", text="# x")
-    assert (outside.status, "outside" in outside.message) == (400, True)
-    assert (await beta.refusal("ragdown_write", path="backups.md/x.md", text="# x")).status == 400
+    assert (status_of(outside), "outside" in outside.message) == (400, True)
+    assert status_of(await beta.refusal("ragdown_write", path="backups.md/x.md", text="# x")) == 400
 
     os.symlink(docs / "projects/alpha", docs / "projects/beta/link")
-    assert (await beta.refusal("ragdown_write", path="link/x.md", text="# x")).status == 400
-    assert (await beta.refusal("ragdown_delete", path="link/backups.md")).status == 400
-    assert (await beta.refusal("ragdown_delete", path="link", recursive=True)).status == 400
+    assert status_of(await beta.refusal("ragdown_write", path="link/x.md", text="# x")) == 400
+    assert status_of(await beta.refusal("ragdown_delete", path="link/backups.md")) == 400
+    assert status_of(await beta.refusal("ragdown_delete", path="link", recursive=True)) == 400
     assert not (docs / "projects/alpha/x.md").exists()
     assert (docs / "projects/alpha/backups.md").is_file()
 
     assert await beta.ok("ragdown_delete", path="sub/kafka.md") == "deleted sub/kafka.md"
     assert "sub/kafka.md" not in await beta.ok("ragdown_list")
     gone = await beta.refusal("ragdown_delete", path="sub/kafka.md")
-    assert (gone.status, "no such document" in gone.message) == (404, True)
+    assert (status_of(gone), "no such document" in gone.message) == (404, True)
 
 
 async def test_saves_an_edit_only_over_the_version_it_was_made_to(docs: Path, projects: Runtime) -> None:
@@ -215,13 +216,13 @@ async def test_saves_an_edit_only_over_the_version_it_was_made_to(docs: Path, pr
     assert "Hourly" in await beta.ok("ragdown_recall", query="hourly backups")
 
     stale = await beta.refusal("ragdown_write", path="backups.md", text="# x", base_hash=opened_hash[1])
-    assert (stale.status, stale.code) == (409, "changed")
+    assert (status_of(stale), stale.code) == (409, "changed")
     assert "changed on disk" in stale.message
     await beta.ok("ragdown_delete", path="backups.md")
     deleted = await beta.refusal(
         "ragdown_write", path="backups.md", text="# x", base_hash=short_hash_of(saved)
     )
-    assert (deleted.status, deleted.code) == (409, "changed")
+    assert (status_of(deleted), deleted.code) == (409, "changed")
     assert not full.exists()
 
 
@@ -338,7 +339,7 @@ async def test_opens_only_folders_the_indexer_would_walk(docs: Path, tmp_path: P
     for path in refused:
         with pytest.raises(Refusal) as caught:
             opened(root, path)
-        assert caught.value.status == 404, path
+        assert status_of(caught.value) == 404, path
 
     env = isolated_env(tmp_path, RAGDOWN_DOCS_DIR=str(docs))
     for notes_dir in [".hidden", "a/node_modules", "no\x00tes", "../up", "/abs"]:
@@ -590,7 +591,7 @@ async def test_moving_refuses_a_taken_path_a_missing_note_and_a_move_onto_itself
         ({"from": "ops", "to": "run"}, 409, "already exists"),
     ]:
         refused = await scope.refusal("ragdown_move", **args)
-        assert refused.status == status, (args, refused.message)
+        assert status_of(refused) == status, (args, refused.message)
         assert words in refused.message, (args, refused.message)
         assert words in await scope.error("ragdown_move", **args)
     assert {p: p.read_bytes() for p in docs.rglob("*") if p.is_file()} == before

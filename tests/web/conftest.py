@@ -1,6 +1,6 @@
 """Fixtures for the web UI's browser tests: `ragdown serve` as a real process and Debian's Chromium
 driven by Playwright. Tests that need a browser are skipped, with the reason, when Chromium or the
-`playwright` package is missing."""
+`playwright` package is missing; the run then ends with a line counting them (tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from ragdown.documents.remember import (
     slugify,
 )
 from ragdown.documents.replacements import Edit, apply_replacements
-from ragdown.documents.text import has_crlf, is_markdown_path, normalize_text, to_crlf
+from ragdown.documents.text import has_crlf, normalize_text, to_crlf
 from ragdown.documents.writes import append_text, prepare_write, provenance, stamp_provenance
 
 __all__ = [
@@ -45,7 +45,6 @@ __all__ = [
     "find_links",
     "has_crlf",
     "heading_range",
-    "is_markdown_path",
     "moved_path",
     "normalize_tag",
     "normalize_text",

@@ -1,16 +1,12 @@
-"""The refusal the pure write helpers raise: a message plus an HTTP-like status."""
+"""The refusals the pure write helpers raise: `Refusal`s, so every face maps them as it maps its own."""
 
 from __future__ import annotations
 
+from ragdown.errors import Refusal
 
-class DocumentError(Exception):
-    """A request the document helpers refuse: `status` is 400, 404 or 409, `code` an optional tag."""
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
+class DocumentError(Refusal):
+    """A request the document helpers refuse (`invalid`, `not_found` or `conflict`), `code` an optional tag."""
 
 
 class EditError(DocumentError):

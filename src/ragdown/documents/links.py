@@ -17,12 +17,12 @@ from ragdown.documents.blocks import BlockScan, scan_blocks
 from ragdown.documents.frontmatter import frontmatter_end
 from ragdown.documents.model import Link
 from ragdown.documents.text import (
-    is_markdown_path,
     mask_code_spans,
     normalize_text,
     split_lines,
     strip_markdown_extension,
 )
+from ragdown.paths import is_markdown
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 # `[text](url "title")` or `[text](<url with spaces>)`; the link text holds no brackets, which keeps
@@ -287,7 +287,7 @@ def _escapes(path: str) -> bool:
 
 
 def _with_markdown(path: str) -> list[str]:
-    return [path] if is_markdown_path(path) else [path, f"{path}.md"]
+    return [path] if is_markdown(path) else [path, f"{path}.md"]
 
 
 def _suffixes(path: str) -> Iterable[str]:

@@ -11,7 +11,8 @@ from urllib.parse import quote
 from ragdown.documents.links import LinkResolver, find_links
 from ragdown.documents.model import Link
 from ragdown.documents.remember import relative_path
-from ragdown.documents.text import BOM, is_markdown_path, strip_markdown_extension
+from ragdown.documents.text import BOM, strip_markdown_extension
+from ragdown.paths import is_markdown
 
 # What JavaScript's encodeURI leaves alone, less `#` and `?`, which in a file name are not a
 # fragment or a query; `(` and `)` are escaped separately.
@@ -90,7 +91,7 @@ def _new_target(link: Link, want: str, from_path: str, resolver: LinkResolver) -
         encoded = quote(relative_path(from_path, want), safe=_URI_SAFE)
         return encoded.replace("(", "%28").replace(")", "%29")
     document = want in resolver.documents
-    keep_extension = document and is_markdown_path(link.target.strip())
+    keep_extension = document and is_markdown(link.target.strip())
     bare = strip_markdown_extension(want) if document and not keep_extension else want
     segments = bare.split("/")
     for count in range(1, len(segments) + 1):

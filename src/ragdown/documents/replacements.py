@@ -31,8 +31,8 @@ def apply_replacements(text: str, edits: Sequence[Edit]) -> tuple[str, int]:
     passages replaced. All or nothing: the first edit that cannot apply raises `EditError`.
 
     Matching is literal on LF text; a text with CRLF line endings comes back with CRLF endings.
-    Raises with status 400 when an edit changes nothing, 404 when `old_text` is missing (naming the
-    nearest passage) and 409 when it is there more than once without `replace_all`.
+    Refuses (`invalid`) an edit that changes nothing, (`not_found`) one whose `old_text` is missing (naming
+    the nearest passage) and (`conflict`) one whose `old_text` is there more than once without `replace_all`.
     """
     crlf = has_crlf(text)
     current = _lf(text)
@@ -43,18 +43,18 @@ def apply_replacements(text: str, edits: Sequence[Edit]) -> tuple[str, int]:
         old = _lf(edit.old_text)
         new = _lf(edit.new_text)
         if not old:
-            raise EditError(400, f"{which}: old_text is empty, so nothing was written")
+            raise EditError("invalid", f"{which}: old_text is empty, so nothing was written")
         if old == new:
-            raise EditError(400, f"{which}: old_text and new_text are the same, so nothing was written")
+            raise EditError("invalid", f"{which}: old_text and new_text are the same, so nothing was written")
         occurrences = current.count(old)
         if occurrences == 0:
             raise EditError(
-                404,
+                "not_found",
                 f"{which}: old_text is not in the document, so nothing was written. {_hint(current, old, index == 0)}",
             )
         if occurrences > 1 and not edit.replace_all:
             raise EditError(
-                409,
+                "conflict",
                 f"{which}: old_text is in the document {occurrences} times, so nothing was written. "
                 "Add the text around the one you mean until it matches once, or pass replace_all: true",
             )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ragdown.paths import MARKDOWN_EXTENSIONS
+
 BOM = "\ufeff"
-MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
 
 _NEWLINES = re.compile(r"\r\n?")
 _BACKTICKS = re.compile(r"`+")
@@ -39,11 +40,6 @@ def has_crlf(text: str) -> bool:
 def to_crlf(text: str) -> str:
     """The text with every line ending written as CRLF."""
     return _NEWLINES.sub("\n", text).replace("\n", "\r\n")
-
-
-def is_markdown_path(path: str) -> bool:
-    """Whether a path names a Markdown file (`.md`, `.markdown`, `.mdx`, any case)."""
-    return path.lower().endswith(MARKDOWN_EXTENSIONS)
 
 
 def strip_markdown_extension(path: str) -> str:

@@ -35,11 +35,12 @@ def append_text(text: str, addition: str, heading: str | None = None) -> str:
     `heading` (nested subsections included), laid out as A11 says: the section's trailing blank
     lines collapsed, one blank line, the addition right-trimmed, one blank line, then the rest.
 
-    Raises `DocumentError` 404 `no heading "…"` when the heading is not there, 400 for empty text.
+    Raises `DocumentError` (`not_found`) `no heading "…"` when the heading is not there, (`invalid`) for
+    empty text.
     """
     added = addition.replace("\r\n", "\n").replace("\r", "\n").rstrip()
     if not added:
-        raise DocumentError(400, "nothing to append: text is empty")
+        raise DocumentError("invalid", "nothing to append: text is empty")
     bom = BOM if text.startswith(BOM) else ""
     crlf = has_crlf(text)
     lines = text[len(bom) :].replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -47,7 +48,7 @@ def append_text(text: str, addition: str, heading: str | None = None) -> str:
     if heading is not None:
         section = heading_range_in(lines, scan_blocks(lines, frontmatter_end(lines)), heading)
         if section is None:
-            raise DocumentError(404, f'no heading "{heading}"')
+            raise DocumentError("not_found", f'no heading "{heading}"')
         end = section[1]
     before = lines[:end]
     while before and is_blank(before[-1]):

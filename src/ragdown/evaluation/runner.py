@@ -19,12 +19,12 @@ from typing import Any
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.evaluation.metrics import RATIO_SWEEP, Mode, Question, ResultHit, Rule, hit_matches
-from ragdown.index.embedders import load_embedder
+from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder
 from ragdown.index.store import FileFilter
-from ragdown.runtime import HookSettings, Runtime
+from ragdown.runtime import Runtime
+from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
-from ragdown.tools.hook import fit, hook_candidates, select, skip_reason
 
 Progress = Callable[[int, int], None]
 
@@ -183,15 +183,7 @@ def run_hook(
 
 
 def open_embedder(settings: Settings, name: str, *, quantize: bool = False) -> Embedder:
-    return load_embedder(
-        name,
-        models_dir=settings.models_dir,
-        threads=settings.threads,
-        hf_endpoint=settings.hf_endpoint,
-        embedding_url=settings.embedding_url,
-        api_key=settings.embedding_api_key,
-        quantize=quantize,
-    )
+    return load_configured(name, settings, quantize=quantize)
 
 
 @contextlib.contextmanager

@@ -1,7 +1,9 @@
 """The `/api` routes behind the web UI (behaviour spec A12).
 
-Every `path` here includes its folder (`work/notes/a.md`). Writes answer after the index has synced.
-Errors are `{error, code?}` with the status of the `Refusal` raised; anything else is a 500.
+Every `path` here includes its folder (`work/notes/a.md`). Writes go through the write door (`door.py`)
+as the tools' do, and answer after the index has synced. Every read checks, at the moment it reads, that
+the path is a plain file inside its folder (`sandbox.read_plain`). Errors are `{error, code?}` with the
+status `http/errors.py` gives the refusal's kind; anything else is a 500.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import mimetypes
-import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +18,15 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
-from ragdown import __version__, atomic
-from ragdown.atomic import check_base, path_lock, sha256_hex
-from ragdown.documents import decode_text, has_crlf, is_markdown_path, to_crlf
+from ragdown import __version__, config, door
+from ragdown.atomic import sha256_hex
+from ragdown.config import HOOK_KEYS
+from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
 from ragdown.engine import Engine
-from ragdown.errors import Refusal, bad_request, conflict, forbidden, not_found
+from ragdown.errors import Refusal, bad_request, conflict, forbidden, not_found, too_large
 from ragdown.folders import (
-    HOOK_KEYS,
     folder_settings,
     hook_value_error,
     list_folders,
@@ -34,47 +35,43 @@ from ragdown.folders import (
     write_settings_file,
 )
 from ragdown.http import serversettings
+from ragdown.http.errors import error, ok
 from ragdown.index.embedders import EmbedderError
 from ragdown.index.store import FileFilter
 from ragdown.index.walk import loose_markdown
 from ragdown.linking import folder_resolver
+from ragdown.paths import is_markdown, split_safe
 from ragdown.render import render_document
 from ragdown.runtime import Runtime
-from ragdown.sandbox import resolve_in, split_safe
+from ragdown.sandbox import read_plain, resolve_in
 from ragdown.scope import Scope
+from ragdown.search.format import log_hits, web_hit_json
 from ragdown.search.scope import normalise_tag
 from ragdown.tools.context import ToolContext
-from ragdown.tools.read import backlinks_of, file_lines, hit_summaries
+from ragdown.tools.read import backlinks_of, file_lines
 from ragdown.tools.root import create_folder
 from ragdown.tools.write import MoveArgs, move_path
 
-MAX_UPLOAD_BYTES = 4 * 1024 * 1024
+MAX_UPLOAD_BYTES = 4 * 1024 * 1024  # a request body (the spec's 4 MiB); a document's own limit is the door's
 
 Handler = Callable[["Api", Request], Awaitable[Response]]
 
-
-def ok(body: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(body, status_code=status)
-
-
-def error(status: int, message: str, code: str | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"error": message}
-    if code:
-        body["code"] = code
-    return JSONResponse(body, status_code=status)
+__all__ = ["Api", "error", "ok"]
 
 
 async def json_body(request: Request, limit: int = MAX_UPLOAD_BYTES) -> Any:
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
-        raise Refusal(413, f"the body is larger than {limit // (1024 * 1024)} MiB")
+        raise too_large(f"the body is larger than {limit // (1024 * 1024)} MiB")
     raw = b""
     async for chunk in request.stream():
         raw += chunk
         if len(raw) > limit:
-            raise Refusal(413, f"the body is larger than {limit // (1024 * 1024)} MiB")
+            raise too_large(f"the body is larger than {limit // (1024 * 1024)} MiB")
     try:
         return json.loads(raw or b"null")
+    except RecursionError:
+        raise bad_request("the body is nested too deeply to be read") from None
     except ValueError:
         raise bad_request("the body is not valid JSON") from None
 
@@ -155,34 +152,18 @@ class Api:
         return loose_markdown(self.root)
 
     def settings_json(self) -> dict[str, Any]:
+        """The tuning values in effect, those saved from the UI, the variables', and the schema of each."""
         rt = self.runtime
         env = rt.settings
-        hook = rt.server_hook()
         return {
-            "embedder": rt.embedder_spec,
-            "watch": rt.watch,
-            "root_mcp": rt.root_mcp,
-            "text_limit": rt.text_limit,
-            "max_per_document": rt.max_per_document,
-            "follow_links": rt.follow_links,
-            "query_log": rt.query_log_enabled,
-            "hook": {**hook, "unrelated_score": rt.unrelated_score()},
+            **{key: rt.value(key) for key in config.SERVER_KEYS},
+            "hook": {**rt.server_hook(), "unrelated_score": rt.unrelated_score()},
             "saved": rt.saved,
             "env": {
-                "embedder": env.embedder,
-                "watch": env.watch,
-                "root_mcp": env.root_mcp,
-                "text_limit": env.text_limit,
-                "max_per_document": env.max_per_document,
-                "follow_links": env.follow_links,
-                "query_log": env.query_log,
-                "hook": {
-                    "top_k": env.hook.top_k,
-                    "min_score": env.hook.min_score,
-                    "min_ratio": env.hook.min_ratio,
-                    "max_chars": env.hook.max_chars,
-                },
+                **{key: getattr(env, key) for key in config.SERVER_KEYS},
+                "hook": {key: getattr(env.hook, key) for key in config.HOOK_KEYS},
             },
+            "schema": config.schema(),
         }
 
 
@@ -214,6 +195,17 @@ async def status(api: Api, _: Request) -> Response:
     }
     if engine.embedder_error:
         body["embedder_error"] = engine.embedder_error
+    if engine.embedder_notice:
+        body["embedder_notice"] = engine.embedder_notice
+    progress = engine.progress
+    if progress is not None:
+        body["progress"] = {
+            "files_done": progress.files_done,
+            "files_total": progress.files_total,
+            "chunks": progress.chunks,
+        }
+    if engine.sync_error:
+        body["sync_error"] = engine.sync_error
     if engine.error:
         body["error"] = engine.error
     return ok(body)
@@ -237,6 +229,7 @@ async def patch_settings(api: Api, request: Request) -> Response:
     rt.saved = merged
     if loaded is not None:
         api.engine.embedder_spec = new_spec
+        api.engine.embedder_chosen = True
         await asyncio.to_thread(api.engine.switch_embedder, loaded)
     api.engine.set_watch(rt.watch)
     return ok({"settings": api.settings_json()})
@@ -347,7 +340,7 @@ async def delete_folder(api: Api, request: Request, name: str) -> Response:
         raise bad_request("confirm must repeat the folder's name exactly")
     if name not in list_folders(api.root):
         raise not_found(f"no such folder: {name}")
-    await asyncio.to_thread(shutil.rmtree, api.root / name)
+    await asyncio.to_thread(door.delete_folder, api.root / name)
     return ok({"name": name, "sync": await api.synced()})
 
 
@@ -356,7 +349,7 @@ async def delete_loose(api: Api, request: Request) -> Response:
     name = _param(request, "name")
     if name not in api.loose_files():
         raise not_found(f"no loose Markdown file named {name}")
-    (api.root / name).unlink()
+    await asyncio.to_thread(door.delete, api.root / name, name)
     return ok({"name": name})
 
 
@@ -397,9 +390,12 @@ def _file_url(path: str) -> str:
     return "/api/file?path=" + quote(path, safe="/")
 
 
+def _resolver_of(api: Api, scope: Scope) -> LinkResolver:
+    return folder_resolver(api.engine.require_store(), scope.folder, scope.folder_dir)
+
+
 def _render(api: Api, scope: Scope, path: str, text: str) -> str:
-    resolver = folder_resolver(api.engine.require_store(), scope)
-    return render_document(text, path=path, resolver=resolver, file_url=_file_url)
+    return render_document(text, path=path, resolver=_resolver_of(api, scope), file_url=_file_url)
 
 
 async def get_doc(api: Api, request: Request) -> Response:
@@ -409,10 +405,9 @@ async def get_doc(api: Api, request: Request) -> Response:
     if record is None:
         raise not_found(f"no such document: {path}")
     scope = Scope(root=api.root, folder=record.folder)
-    try:
-        data = (api.root / path).read_bytes()
-    except OSError:
-        raise not_found(f"no such document: {path}") from None
+    data = await asyncio.to_thread(read_plain, api.root, path)
+    if data is None:  # gone, or replaced by a symlink or a folder, since it was indexed
+        raise not_found(f"no such document: {path}")
     text, _ = decode_text(data)
     lines = file_lines(text)
     html = await asyncio.to_thread(_render, api, scope, path, text)
@@ -448,7 +443,7 @@ async def render_preview(api: Api, request: Request) -> Response:
     return ok({"html": html})
 
 
-def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, bool, str]:
+def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
     path = body.get("path")
     text = body.get("text")
     if not isinstance(path, str) or not path:
@@ -459,25 +454,17 @@ def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, bool, str]:
     base_hash = body.get("base_hash")
     if not isinstance(overwrite, bool) or (base_hash is not None and not isinstance(base_hash, str)):
         raise bad_request("overwrite must be true or false, base_hash text")
-    scope, rel, target = api.locate(path)
+    scope, rel, _ = api.locate(path)
     target = resolve_in(scope.dir, rel, markdown=True, create_dirs=True)
     canonical = f"{scope.folder}/{rel}"
-    with path_lock(target):
-        old = target.read_bytes() if target.is_file() else None
-        if target.exists() and old is None:
-            raise bad_request(f"{canonical} is a folder")
-        if base_hash is not None:
-            check_base(target, base_hash, sha256_hex(old) if old is not None else None, canonical)
-        elif old is not None and not overwrite:
+
+    def change(old: bytes | None) -> bytes:
+        if old is not None and base_hash is None and not overwrite:
             raise conflict(f"{canonical} already exists: send overwrite: true, or base_hash to save an edit")
-        data = (
-            to_crlf(text) if old is not None and has_crlf(old.decode("utf-8", "replace")) else text
-        ).encode()
-        if old is None:
-            atomic.write_new(target, data)
-        else:
-            atomic.replace(target, data)
-    return canonical, old is None, sha256_hex(data)
+        keep_crlf = old is not None and has_crlf(old.decode("utf-8", "replace"))
+        return (to_crlf(text) if keep_crlf else text).encode()
+
+    return canonical, door.save(target, canonical, change, base_hash=base_hash)
 
 
 async def post_doc(api: Api, request: Request) -> Response:
@@ -485,19 +472,19 @@ async def post_doc(api: Api, request: Request) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
-    path, created, digest = await asyncio.to_thread(_save_doc, api, body)
+    path, written = await asyncio.to_thread(_save_doc, api, body)
     sync = await api.synced()
-    return ok({"path": path, "created": created, "hash": digest, "sync": sync}, 201 if created else 200)
+    return ok(
+        {"path": path, "created": written.created, "hash": written.hash, "sync": sync},
+        201 if written.created else 200,
+    )
 
 
 async def delete_doc(api: Api, request: Request) -> Response:
     api.refuse_read_only("Deleting a document")
     path = _param(request, "path")
     _, _, target = api.locate(path)
-    with path_lock(target):
-        if not target.is_file():
-            raise not_found(f"no such document: {path}")
-        target.unlink()
+    await asyncio.to_thread(door.delete, target, path)
     sync = await api.synced()
     return ok({"path": path, "sync": sync})
 
@@ -506,8 +493,9 @@ async def search(api: Api, request: Request) -> Response:
     query = _param(request, "q")
     folder = request.query_params.get("folder")
     raw_top = request.query_params.get("top_k", "10")
-    if not raw_top.isdigit() or not 1 <= int(raw_top) <= 50:
-        raise bad_request("top_k must be a whole number from 1 to 50")
+    low, high = config.SEARCH_TOP_K
+    if not raw_top.isdigit() or not low <= int(raw_top) <= high:
+        raise bad_request(f"top_k must be a whole number from {low} to {high}")
     tag = request.query_params.get("tag")
     folders = (folder,) if folder else tuple(list_folders(api.root))
     if folder:
@@ -516,27 +504,8 @@ async def search(api: Api, request: Request) -> Response:
     rt = api.runtime
     opts = rt.search_options(int(raw_top))
     hits = await asyncio.to_thread(api.engine.search, query, flt, opts)
-    rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=hit_summaries(hits, str))
-    return ok(
-        {
-            "hits": [
-                {
-                    "path": h.path,
-                    "title": h.chunk.file.title,
-                    "heading": h.chunk.heading,
-                    "breadcrumb": h.chunk.breadcrumb,
-                    "start_line": h.chunk.start_line,
-                    "end_line": h.chunk.end_line,
-                    "similarity": round(h.similarity, 4),
-                    "text": h.chunk.text,
-                    "tags": list(h.chunk.file.tags),
-                    "mtime_ms": h.chunk.file.mtime_ns // 1_000_000,
-                    "created_by": h.chunk.file.created_by,
-                }
-                for h in hits
-            ]
-        }
-    )
+    rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=log_hits(hits, str))
+    return ok({"hits": [web_hit_json(h) for h in hits]})
 
 
 async def resolve(api: Api, request: Request) -> Response:
@@ -546,7 +515,7 @@ async def resolve(api: Api, request: Request) -> Response:
     if len(parts) < 2 or parts[0] not in list_folders(api.root):
         raise not_found(f"no such document: {source}")
     scope = Scope(root=api.root, folder=parts[0])
-    resolver = await asyncio.to_thread(folder_resolver, api.engine.require_store(), scope)
+    resolver = await asyncio.to_thread(_resolver_of, api, scope)
     found = resolver.resolve(link, parts[1])
     if found is None or found.path is None:
         raise not_found(f"{link} does not resolve from {source}")
@@ -596,14 +565,14 @@ async def backlinks(api: Api, request: Request) -> Response:
 async def get_file(api: Api, request: Request) -> Response:
     path = _param(request, "path")
     try:
-        _, _, target = api.locate(path, markdown=False)
+        scope, rel, target = api.locate(path, markdown=False)
     except Refusal as err:
         raise not_found(err.message) from None
-    if not target.is_file() or target.is_symlink():
+    data = await asyncio.to_thread(read_plain, scope.dir, rel)
+    if data is None:
         raise not_found(f"no such file: {path}")
-    data = await asyncio.to_thread(target.read_bytes)
     kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-    if is_markdown_path(target.name):
+    if is_markdown(target.name):
         kind = "text/markdown; charset=utf-8"
     return Response(
         data,

@@ -19,11 +19,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ragdown.engine import NotReady
-from ragdown.errors import Refusal
+from ragdown.errors import Refusal, not_found, printable
 from ragdown.folders import folder_settings, list_folders
 from ragdown.http import api as routes
+from ragdown.http.errors import error, refused
 from ragdown.http.security import Guard
 from ragdown.mcpserver import build_server
+from ragdown.paths import is_text
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope as DocScope
 from ragdown.scope import open_scope
@@ -140,32 +142,37 @@ class RagdownApp:
         handlers: dict[str, Any] | None = API.get(path)
         if handlers is None and path.startswith("/api/folders/"):
             raw = path[len("/api/folders/") :]
-            folder = unquote(raw, errors="strict") if "/" not in raw else None
+            folder = raw if "/" not in raw else None
             handlers = FOLDER_API if folder else None
         if handlers is None:
-            return routes.error(404, f"no route {path}")
+            return error(404, f"no route {printable(path)}")
         if method not in handlers and not (method == "HEAD" and "GET" in handlers):
-            return routes.error(405, f"{method} is not allowed on {path}")
+            return error(405, f"{method} is not allowed on {printable(path)}")
         if path not in OPEN_ROUTES and not self._authorized(request):
-            return routes.error(401, "Unauthorized")
+            return error(401, "Unauthorized")
         handler = handlers.get(method) or handlers["GET"]
         try:
             if folder is not None:
-                return await handler(self.api, request, folder)  # type: ignore[no-any-return]
+                name = unquote(folder, errors="strict")
+                if not is_text(name):
+                    raise not_found(f"no such folder: {printable(name)}")
+                return await handler(self.api, request, name)  # type: ignore[no-any-return]
             return await handler(self.api, request)  # type: ignore[no-any-return]
         except Refusal as err:
-            return routes.error(err.status, err.message, err.code)
+            return refused(err)
+        except UnicodeDecodeError:
+            return error(404, f"no such folder: {printable(unquote(folder or ''))}")
         except NotReady as err:
-            return routes.error(503, f"the index is not available: {err}")
+            return error(503, f"the index is not available: {err}")
         except Exception as err:
-            log.exception("%s %s failed", method, path)
-            return routes.error(500, f"internal error: {err}")
+            log.exception("%s %s failed", method, printable(path))
+            return error(500, f"internal error: {err}")
 
     # -- /mcp --------------------------------------------------------------------------------------
 
     async def _mcp(self, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._authorized(request):
-            await routes.error(401, "Unauthorized")(scope, receive, send)
+            await error(401, "Unauthorized")(scope, receive, send)
             return
         found = self._mcp_scope(scope["path"])
         if found is None:
@@ -208,7 +215,7 @@ class RagdownApp:
 
     def _static(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
-            return routes.error(404, "not found")
+            return error(404, "not found")
         index = WEB_DIR / "index.html"
         try:
             rel = unquote(request.url.path, errors="strict").lstrip("/")
@@ -218,5 +225,5 @@ class RagdownApp:
         if not rel or WEB_DIR not in candidate.parents or not candidate.is_file():
             candidate = index
         if not candidate.is_file():
-            return routes.error(404, "the web UI is not installed")
+            return error(404, "the web UI is not installed")
         return FileResponse(candidate, headers={"cache-control": "no-cache"})

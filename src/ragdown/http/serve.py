@@ -28,6 +28,7 @@ def build_app(settings: Settings) -> RagdownApp:
     engine = Engine(settings, "serve", docs_dir=docs)
     runtime = Runtime(settings, engine, saved)
     engine.embedder_spec = runtime.embedder_spec
+    engine.embedder_chosen = settings.embedder_chosen or "embedder" in saved
     engine.set_watch(runtime.watch)
     warn_about_min_score(runtime)
     guard = Guard(

@@ -12,43 +12,29 @@ from pathlib import Path
 from typing import Any
 
 from ragdown import atomic
+from ragdown.config import HOOK_KEYS, SERVER_KEYS, problem
 from ragdown.errors import bad_request
-from ragdown.folders import HOOK_KEYS, hook_value_error
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = ".ragdown-server.json"
-BOOL_KEYS = ("watch", "root_mcp", "query_log")
-INT_KEYS = {"text_limit": (0, None), "max_per_document": (0, None), "follow_links": (0, 50)}
-KEYS = ("embedder", *BOOL_KEYS, *INT_KEYS, "hook")
+KEYS = (*SERVER_KEYS, "hook")
 
 
 def _problem(key: str, value: Any) -> str | None:
-    if key == "embedder":
-        return None if isinstance(value, str) and value.strip() else "embedder must be a non-empty name"
-    if key in BOOL_KEYS:
-        return None if isinstance(value, bool) else f"{key} must be true or false"
-    if key in INT_KEYS:
-        low, high = INT_KEYS[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"{key} must be a whole number"
-        if value < low or (high is not None and value > high):
-            return (
-                f"{key} must be between {low} and {high}"
-                if high is not None
-                else f"{key} must be at least {low}"
-            )
-        return None
+    """Why a saved value is not valid, checked against the one settings schema (`config.SETTINGS`)."""
     if key == "hook":
         if not isinstance(value, dict):
             return "hook must be an object"
         for k, v in value.items():
             if k not in HOOK_KEYS:
                 return f"hook.{k} is not a setting (use {', '.join(HOOK_KEYS)})"
-            if v is not None and (problem := hook_value_error(k, v)):
-                return problem
+            if v is not None and (found := problem(f"hook.{k}", v)):
+                return found
         return None
-    return f"{key} is not a server setting (use {', '.join(KEYS)})"
+    if key not in SERVER_KEYS:
+        return f"{key} is not a server setting (use {', '.join(KEYS)})"
+    return problem(key, value)
 
 
 def load(docs_dir: Path) -> dict[str, Any]:

@@ -481,6 +481,21 @@ class Store:
         rows = self._reader().execute("SELECT path, size, stat_mtime_ns, reason FROM skipped").fetchall()
         return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}
 
+    def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]:
+        """(path, reason) of each file the last syncs left out, under the filter's prefixes and folders."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if flt.prefixes:
+            where, p = _prefix_sql(flt.prefixes, "path")
+            clauses.append(where)
+            params += p
+        if flt.folders is not None:
+            where, p = _prefix_sql(flt.folders, "path") if flt.folders else ("0", [])
+            clauses.append(where)
+            params += p
+        sql = "SELECT path, reason FROM skipped WHERE " + (" AND ".join(clauses) or "1") + " ORDER BY path"
+        return [(str(p), str(r)) for p, r in self._reader().execute(sql, params)]
+
     def generation(self) -> int:
         """Bumped by every write transaction: a cheap test for "has anything changed since"."""
         try:

@@ -25,13 +25,13 @@ import numpy as np
 from ragdown.documents import parse_document
 from ragdown.index.embedders.base import Embedder, EmbedderError
 from ragdown.index.store import PendingFile, Store
-from ragdown.index.walk import FileStat, folder_of, walk_markdown
+from ragdown.index.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
+from ragdown.paths import MAX_DOCUMENT_BYTES
 
 log = logging.getLogger(__name__)
 
-# Files larger than this are skipped with a logged reason: Markdown notes are far smaller, and a file this
-# size is almost always a dump or a generated artefact whose thousands of chunks would drown search.
-MAX_FILE_BYTES = 8 * 1024 * 1024
+# Files larger than this are skipped with a logged reason (the write door refuses them too).
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 # Chunks embedded and committed together: large enough for efficient batches, small enough that searches
 # see the first index grow and memory stays bounded.
 BATCH_CHUNKS = 256
@@ -60,7 +60,9 @@ class SyncReport:
     skipped: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
-        """The report of the spec: `{added, updated, removed, unchanged, chunks, ms}`."""
+        """The report of the spec, `{added, updated, removed, unchanged, chunks, ms}`, and `skipped`: the
+        files (and directories) left out with a logged reason: too large, binary, unreadable, a name that
+        is not UTF-8."""
         return {
             "added": self.added,
             "updated": self.updated,
@@ -68,6 +70,7 @@ class SyncReport:
             "unchanged": self.unchanged,
             "chunks": self.chunks,
             "ms": self.ms,
+            "skipped": len(self.skipped),
         }
 
 
@@ -198,10 +201,16 @@ class Indexer:
         changed = [f for f in walked.files if f not in indexed]
         report.unchanged = len(walked.files) - len(changed)
         skipped = self.store.skipped_states()
+        for name in walked.unusable:  # a name no database or encoder takes: recorded under a printable one
+            report.skipped[name] = NOT_TEXT
+            if skipped.get(name, (0, 0, ""))[2] != NOT_TEXT:
+                log.warning("skipping %s: %s", name, NOT_TEXT)
+                self.store.mark_skipped(name, 0, 0, NOT_TEXT)
+                skipped[name] = (0, 0, NOT_TEXT)
 
         gone: list[str] = []
         if report.unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk
-            on_disk = {f.path for f in walked.files}
+            on_disk = {f.path for f in walked.files}.union(walked.unusable)
             gone = [p for p, _, _ in indexed if p not in on_disk] + [p for p in skipped if p not in on_disk]
         if gone:
             report.removed = self.store.remove_files(gone)
@@ -247,6 +256,18 @@ class Indexer:
             self.store.prune_deleted_log()
         report.ms = round((time.perf_counter() - started) * 1000)
         report.at = time.time()
+        if report.added or report.updated or report.removed:
+            log.info(
+                "synced %s: %d added, %d updated, %d removed, %d unchanged, %d skipped; %d chunks in %.1f s",
+                self.root,
+                report.added,
+                report.updated,
+                report.removed,
+                report.unchanged,
+                len(report.skipped),
+                report.chunks,
+                report.ms / 1000,
+            )
         return report
 
     def _flush(self, batch: list[_Work], report: SyncReport) -> None:

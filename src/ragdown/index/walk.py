@@ -1,26 +1,19 @@
-"""Which files the index reads: Markdown under the docs dir, never dot-folders, node_modules or symlinks."""
+"""Which files the index reads: Markdown under the docs dir, never hidden names (`paths.is_hidden`) or
+symlinks; names that are not Unicode text are set aside with a reason instead of breaking the sync."""
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from ragdown.paths import MARKDOWN_EXTENSIONS, is_hidden, is_markdown, is_text
+
 log = logging.getLogger(__name__)
 
-MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
-
-
-def is_markdown(name: str) -> bool:
-    """`.md`, `.markdown` or `.mdx`, matched case-insensitively."""
-    return name.lower().endswith(MARKDOWN_EXTENSIONS)
-
-
-def is_skipped_dir(name: str) -> bool:
-    """Dot-folders (`.obsidian`, `.trash`, `.git`) and `node_modules` are never walked."""
-    return name.startswith(".") or name == "node_modules"
+NOT_TEXT = "its name is not valid UTF-8 text: rename it to index it"
 
 
 class FileStat(NamedTuple):
@@ -36,6 +29,13 @@ class FileStat(NamedTuple):
 class WalkResult:
     files: list[FileStat]
     loose: list[str]  # serve mode: Markdown directly in the docs dir, listed but never indexed
+    # Markdown files, and directories, whose name is not UTF-8: docs-relative, printable (`bad\udcff.md`
+    # shown as `bad\\udcff.md`), never indexed.
+    unusable: list[str] = field(default_factory=list)
+
+
+def printable_path(rel: str) -> str:
+    return rel.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def folder_of(path: str, *, folders: bool) -> str:
@@ -51,6 +51,7 @@ def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
     """
     files: list[FileStat] = []
     loose: list[str] = []
+    unusable: list[str] = []
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         directory, rel = stack.pop()
@@ -58,34 +59,44 @@ def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
             with os.scandir(directory) as it:
                 entries = list(it)
         except OSError as err:
-            log.warning("skipping unreadable directory %s: %s", directory, err.strerror or err)
+            log.warning(
+                "skipping unreadable directory %s: %s", printable_path(directory), err.strerror or err
+            )
             continue
         for entry in entries:
             name = entry.name
             try:
                 # Without following links, a symlink is neither a directory nor a file: both are skipped.
                 if entry.is_dir(follow_symlinks=False):
-                    if not is_skipped_dir(name):
+                    if is_hidden(name):
+                        continue
+                    if is_text(name):
                         stack.append((entry.path, f"{rel}{name}/"))
+                    else:
+                        unusable.append(printable_path(f"{rel}{name}/"))
                     continue
                 # Cheap name tests first: only Markdown files cost a stat() (the walk's main cost).
                 if (
-                    name.startswith(".")
+                    is_hidden(name)
                     or not name.lower().endswith(MARKDOWN_EXTENSIONS)
                     or not entry.is_file(follow_symlinks=False)
                 ):
+                    continue
+                if not is_text(name):
+                    unusable.append(printable_path(rel + name))
                     continue
                 if folders and not rel:
                     loose.append(name)
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as err:
-                log.warning("skipping %s: %s", entry.path, err.strerror or err)
+                log.warning("skipping %s: %s", printable_path(entry.path), err.strerror or err)
                 continue
             files.append(FileStat(rel + name, st.st_size, st.st_mtime_ns))
     files.sort()  # by path: paths are unique, so the other fields never decide
     loose.sort()
-    return WalkResult(files, loose)
+    unusable.sort()
+    return WalkResult(files, loose, unusable)
 
 
 def loose_markdown(root: Path) -> list[str]:
@@ -97,6 +108,9 @@ def loose_markdown(root: Path) -> list[str]:
     names = [
         e.name
         for e in entries
-        if not e.name.startswith(".") and is_markdown(e.name) and e.is_file(follow_symlinks=False)
+        if not is_hidden(e.name)
+        and is_markdown(e.name)
+        and is_text(e.name)
+        and e.is_file(follow_symlinks=False)
     ]
     return sorted(names)

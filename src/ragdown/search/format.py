@@ -45,11 +45,20 @@ def agent_suffix(created_by: str | None) -> str:
     return f", written by an agent with {created_by}" if created_by else ""
 
 
+def similarity_text(hit: Hit) -> str:
+    """`similarity 0.62`, or `lexical` for a hit found by words alone (no embedder scored the query)."""
+    return f"similarity {hit.similarity:.2f}" if hit.has_similarity else "lexical"
+
+
+def similarity_value(hit: Hit) -> float | None:
+    return round(hit.similarity, 4) if hit.has_similarity else None
+
+
 def hit_header(index: int, hit: Hit, view: PathView = _same) -> str:
     c = hit.chunk
     return (
         f"[{index}] {view(c.path)}:{c.start_line}-{c.end_line} — {c.breadcrumb}{tags_suffix(c.file.tags)} "
-        f"(similarity {hit.similarity:.2f}, changed {day(c.file.mtime_ns)}{agent_suffix(c.file.created_by)})"
+        f"({similarity_text(hit)}, changed {day(c.file.mtime_ns)}{agent_suffix(c.file.created_by)})"
     )
 
 
@@ -72,7 +81,7 @@ def hit_json(hit: Hit, limit: int, view: PathView = _same) -> dict[str, Any]:
         "heading": c.heading,
         "line_start": c.start_line,
         "line_end": c.end_line,
-        "similarity": round(hit.similarity, 4),
+        "similarity": similarity_value(hit),
         "score": round(hit.score, 5),
         "sources": list(hit.sources),
         "tags": list(c.file.tags),
@@ -92,6 +101,38 @@ def recall_json(hits: Sequence[Hit], limit: int, view: PathView = _same) -> str:
 
 
 def cli_line(hit: Hit, view: PathView = _same) -> str:
-    """`path:start-end — breadcrumb (similarity 0.00)`: the CLI's one line per hit."""
+    """`path:start-end — breadcrumb (similarity 0.62)`: the CLI's one line per hit."""
     c = hit.chunk
-    return f"{view(c.path)}:{c.start_line}-{c.end_line} — {c.breadcrumb} (similarity {hit.similarity:.2f})"
+    return f"{view(c.path)}:{c.start_line}-{c.end_line} — {c.breadcrumb} ({similarity_text(hit)})"
+
+
+def web_hit_json(hit: Hit) -> dict[str, Any]:
+    """A hit as `/api/search` answers it for the web UI (behaviour spec A12's field names), never clipped."""
+    c = hit.chunk
+    return {
+        "path": c.path,
+        "title": c.file.title,
+        "heading": c.heading,
+        "breadcrumb": c.breadcrumb,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "similarity": similarity_value(hit),
+        "text": c.text,
+        "tags": list(c.file.tags),
+        "mtime_ms": c.file.mtime_ns // 1_000_000,
+        "created_by": c.file.created_by,
+    }
+
+
+def log_hits(hits: Sequence[Hit], view: PathView = _same) -> list[dict[str, Any]]:
+    """What the query log keeps of each hit: where it is and how it scored, never its text."""
+    return [
+        {
+            "path": view(h.path),
+            "start_line": h.chunk.start_line,
+            "end_line": h.chunk.end_line,
+            "similarity": similarity_value(h),
+            "score": round(h.score, 5),
+        }
+        for h in hits
+    ]

@@ -23,10 +23,11 @@ from typing import Literal
 
 import numpy as np
 
-from ragdown.documents import LinkResolver, find_links
+from ragdown.documents import find_links
 from ragdown.index.embedders.base import Embedder, Vectors
 from ragdown.index.store import ChunkRecord, FileFilter, Store
 from ragdown.index.vectors import DenseMatrix
+from ragdown.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
     fts_match,
@@ -69,6 +70,7 @@ class Hit:
     score: float
     sources: tuple[str, ...]
     via_link: bool = False
+    has_similarity: bool = True  # False when no embedder scored the query: `similarity` is then no cosine
 
     @property
     def path(self) -> str:
@@ -94,7 +96,6 @@ class Searcher:
         self.matrix = DenseMatrix(store, embedder.dim) if embedder is not None else None
         self._alias_lock = threading.Lock()
         self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
-        self._resolver_cache: dict[str, tuple[int, LinkResolver]] = {}
         self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
 
     # -- the pieces --------------------------------------------------------------------------------
@@ -176,7 +177,13 @@ class Searcher:
         if missing and qvec is not None and self.matrix is not None:
             cosines.update(self.matrix.cosine(qvec, missing))
         hits = [
-            Hit(records[cid], cosines.get(cid, 0.0), fused[cid][0], tuple(sorted(fused[cid][1])))
+            Hit(
+                records[cid],
+                cosines.get(cid, 0.0),
+                fused[cid][0],
+                tuple(sorted(fused[cid][1])),
+                has_similarity=qvec is not None,
+            )
             for cid in order
         ]
         if opts.max_per_document > 0:
@@ -217,17 +224,6 @@ class Searcher:
 
     # -- link following ----------------------------------------------------------------------------
 
-    def _resolver(self, folder: str) -> LinkResolver:
-        gen = self.store.generation()
-        cached = self._resolver_cache.get(folder)
-        if cached is not None and cached[0] == gen:
-            return cached[1]
-        files = [f for f in self.store.all_files() if f.folder == folder]
-        strip = len(folder) + 1 if folder else 0
-        resolver = LinkResolver({f.path[strip:]: f.aliases for f in files})
-        self._resolver_cache[folder] = (gen, resolver)
-        return resolver
-
     def _follow_links(
         self, hits: list[Hit], qvec: Vectors, flt: FileFilter, opts: SearchOptions
     ) -> list[Hit]:
@@ -244,7 +240,7 @@ class Searcher:
                 continue
             folder = hit.chunk.folder
             strip = len(folder) + 1 if folder else 0
-            resolver = self._resolver(folder)
+            resolver = folder_resolver(self.store, folder)
             targets: list[str] = []
             for link in find_links(hit.chunk.text):
                 if link.kind != "wiki":

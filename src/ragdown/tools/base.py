@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragdown.errors import Refusal
+from ragdown.errors import bad_request
 
 WRITE_TOOLS = frozenset(
     {
@@ -73,11 +73,11 @@ class ToolSpec(Generic[A, C]):
     def parse(self, arguments: dict[str, Any] | None) -> A:
         bad = not_unicode(arguments)
         if bad is not None:
-            raise Refusal(400, f"{self.name}: arguments must be Unicode text, and {bad[:40]!r} is not")
+            raise bad_request(f"{self.name}: arguments must be Unicode text, and {bad[:40]!r} is not")
         try:
             return self.args.model_validate(arguments or {})
         except ValidationError as err:
-            raise Refusal(400, f"{self.name}: {describe_validation(err)}") from None
+            raise bad_request(f"{self.name}: {describe_validation(err)}") from None
 
     async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str:
         return await self.handler(ctx, self.parse(arguments))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ragdown.engine import Engine, NotReady
-from ragdown.errors import Refusal
+from ragdown.errors import unavailable
 from ragdown.index.store import Store
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
@@ -38,7 +38,7 @@ class ToolContext:
         try:
             return self.engine.require_store()
         except NotReady as err:
-            raise Refusal(503, f"the index is not available: {err}") from None
+            raise unavailable(f"the index is not available: {err}") from None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Blocking work (SQLite, embedding, disk) off the event loop."""

@@ -5,41 +5,26 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ragdown.atomic import SHORT_HASH, sha256_hex
-from ragdown.documents import decode_text, find_links, heading_range, is_markdown_path
+from ragdown.config import SEARCH_TOP_K, bounds
+from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
 from ragdown.errors import Refusal, bad_request, not_found
 from ragdown.index.store import FileRecord, Store
 from ragdown.linking import folder_files, folder_resolver
-from ragdown.sandbox import split_safe
-from ragdown.search.format import agent_suffix, day, recall_json, recall_text, tags_suffix
-from ragdown.search.hybrid import Hit
-from ragdown.search.scope import OutsideError, normalise_prefix, normalise_tag
+from ragdown.paths import is_markdown, normalise_prefix, split_safe
+from ragdown.sandbox import is_plain_file, read_plain
+from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
+from ragdown.search.scope import normalise_tag
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 
 READ_ONLY = Annotations(read_only=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 BACKLINK_TEXT_LIMIT = 240
-
-
-def hit_summaries(hits: Sequence[Hit], view: Callable[[str], str]) -> list[dict[str, Any]]:
-    """What the query log keeps of each hit: where it is and how it scored, never its text."""
-    return [
-        {
-            "path": view(h.path),
-            "start_line": h.chunk.start_line,
-            "end_line": h.chunk.end_line,
-            "similarity": round(h.similarity, 4),
-            "score": round(h.score, 5),
-        }
-        for h in hits
-    ]
 
 
 def compact(value: Any) -> str:
@@ -53,21 +38,14 @@ def file_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
-def prefix_arg(ctx: ToolContext, raw: str | None) -> str:
-    if not raw:
-        return ""
-    try:
-        return normalise_prefix(raw)
-    except OutsideError as err:
-        raise bad_request(str(err)) from None
-
-
 # -- ragdown_recall -------------------------------------------------------------------------------
 
 
 class RecallArgs(Args):
     query: Annotated[str, Field(min_length=1, description="What to look for, in words or exact names.")]
-    top_k: Annotated[int, Field(ge=1, le=50, description="Hits to return (default 8).")] = 8
+    top_k: Annotated[
+        int, Field(ge=SEARCH_TOP_K[0], le=SEARCH_TOP_K[1], description="Hits to return (default 8).")
+    ] = 8
     path_prefix: Annotated[str | None, Field(description="Only documents under this folder.")] = None
     tag: Annotated[str | None, Field(description="Only documents with this tag or one nested under it.")] = (
         None
@@ -75,14 +53,15 @@ class RecallArgs(Args):
     written_by: Literal["agent", "user"] | None = None
     format: Literal["text", "json"] = "text"
     max_chars: Annotated[
-        int | None, Field(ge=0, description="Characters per hit before clipping; 0 never clips.")
+        int | None,
+        Field(**bounds("text_limit"), description="Characters per hit before clipping; 0 never clips."),
     ] = None
 
 
 async def recall(ctx: ToolContext, a: RecallArgs) -> str:
     await ctx.ready()
     flt = ctx.scope.file_filter(
-        prefix_arg(ctx, a.path_prefix),
+        normalise_prefix(a.path_prefix or ""),
         tag=normalise_tag(a.tag) if a.tag else None,
         written_by=a.written_by,
     )
@@ -95,7 +74,7 @@ async def recall(ctx: ToolContext, a: RecallArgs) -> str:
         scope=str(ctx.scope.dir),
         query=a.query,
         filters={"path_prefix": a.path_prefix, "tag": a.tag, "written_by": a.written_by, "top_k": a.top_k},
-        hits=hit_summaries(hits, ctx.scope.view),
+        hits=log_hits(hits, ctx.scope.view),
         ms=round((time.perf_counter() - started) * 1000, 1),
     )
     limit = a.max_chars if a.max_chars is not None else rt.text_limit
@@ -137,18 +116,9 @@ def _no_such(raw: str) -> Refusal:
     return not_found(f"no such document: {raw} (not a path, and no document by that name or alias)")
 
 
-def _is_plain_file(root: Path, rel: str) -> bool:
-    """`rel` (sandboxed, under `root`) is a regular file reached without a symlink anywhere on the way:
-    the indexer never follows one, and a linked directory may lead outside the folder."""
-    current = root
-    try:
-        for part in rel.split("/"):
-            current = current / part
-            if current.is_symlink():
-                return False
-        return current.is_file()
-    except OSError:  # a name or path too long for the filesystem: not a document
-        return False
+def scope_resolver(ctx: ToolContext, store: Store) -> LinkResolver:
+    """Links resolve among every document of the scope's folder (not just the scope), and its attachments."""
+    return folder_resolver(store, ctx.scope.folder, ctx.scope.folder_dir)
 
 
 def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
@@ -162,13 +132,13 @@ def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, 
         parts = []
     if parts:
         rel = "/".join(parts)
-        if is_markdown_path(rel) and _is_plain_file(scope.dir, rel):
+        if is_markdown(rel) and is_plain_file(scope.dir, rel):
             anchor = raw.split("#", 1)[1] if "#" in raw else None
             return scope.docs_path(rel), anchor, False
-    resolver = folder_resolver(store, scope)
+    resolver = scope_resolver(ctx, store)
     from_path = scope.folder_path(scope.docs_path("_")) if scope.sub else None
     resolved = resolver.resolve(raw, from_path)
-    if resolved is None or resolved.path is None or not is_markdown_path(resolved.path):
+    if resolved is None or resolved.path is None or not is_markdown(resolved.path):
         raise _no_such(raw)
     docs_path = scope.from_folder_path(resolved.path)
     if not scope.contains(docs_path):
@@ -179,13 +149,9 @@ def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, 
 def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None) -> str:
     store = ctx.store()
     docs_path, anchor, via_link = _locate(ctx, store, raw)
-    path = ctx.docs_root / docs_path
-    if not _is_plain_file(ctx.docs_root, docs_path):  # gone, or replaced by a symlink, since it was indexed
+    data = read_plain(ctx.docs_root, docs_path)
+    if data is None:  # gone, or replaced by a symlink, since it was indexed
         raise _no_such(raw)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise _no_such(raw) from None
     text, _ = decode_text(data)
     lines = file_lines(text)
     total = len(lines)
@@ -252,25 +218,26 @@ def backlinks_of(ctx: ToolContext, raw: str) -> dict[str, Any]:
     record = store.get_file(target)
     if record is None:
         raise not_found(f"no such document: {raw}")
-    resolver = folder_resolver(store, scope)
+    resolver = scope_resolver(ctx, store)
     target_in_folder = scope.folder_path(target)
     found: list[dict[str, Any]] = []
-    for source in folder_files(store, scope):
+    for source in folder_files(store, scope.folder):
         if source.path == target or not scope.contains(source.path):
             continue
         lines = _linking_lines(
-            ctx.docs_root / source.path, scope.folder_path(source.path), resolver, target_in_folder
+            read_plain(ctx.docs_root, source.path), scope.folder_path(source.path), resolver, target_in_folder
         )
         if lines:
             found.append({"path": scope.view(source.path), "title": source.title, "lines": lines})
     return {"path": scope.view(target), "backlinks": found}
 
 
-def _linking_lines(path: Path, from_path: str, resolver: Any, target: str) -> list[dict[str, Any]]:
-    try:
-        text, _ = decode_text(path.read_bytes())
-    except OSError:
+def _linking_lines(
+    data: bytes | None, from_path: str, resolver: LinkResolver, target: str
+) -> list[dict[str, Any]]:
+    if data is None:  # gone, or no longer a plain file, since it was indexed
         return []
+    text, _ = decode_text(data)
     raw_lines = file_lines(text)
     out: list[dict[str, Any]] = []
     seen: set[int] = set()
@@ -331,7 +298,7 @@ def list_line(ctx: ToolContext, f: FileRecord, superseded: dict[str, list[str]])
 def list_documents(ctx: ToolContext, a: ListArgs) -> str:
     store = ctx.store()
     flt = ctx.scope.file_filter(
-        prefix_arg(ctx, a.path_prefix),
+        normalise_prefix(a.path_prefix or ""),
         tag=normalise_tag(a.tag) if a.tag else None,
         written_by=a.written_by,
         session=a.session_id,
@@ -390,10 +357,17 @@ def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
         "last_sync": {**last.as_dict(), "at": round(last.at * 1000)} if last else None,
         "scope": str(scope.dir) if scope.is_subfolder else None,
     }
+    skipped = store.skipped_files(flt)
+    out["skipped"] = len(skipped)
     if engine.embedder_error:
         out["embedder_error"] = engine.embedder_error
+    if engine.embedder_notice:
+        out["embedder_notice"] = engine.embedder_notice
+    if engine.sync_error:
+        out["sync_error"] = engine.sync_error
     if include_files:
         out["file_list"] = [{"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(flt)]
+        out["skipped_files"] = [{"path": scope.view(p), "reason": r} for p, r in skipped]
     return out
 
 

@@ -117,7 +117,7 @@ class CreateFolderArgs(Args):
 def create_folder(
     root: Path, name: str, title: str | None, *, mcp: bool, created_by: str | None
 ) -> dict[str, Any]:
-    """Make an empty folder with its `.ragdown.json`; never overwrites (409 when the name is taken)."""
+    """Make an empty folder with its `.ragdown.json`; never overwrites (a `conflict` when the name is taken)."""
     name = validate_folder_name(name)
     path = root / name
     if path.exists() or path.is_symlink():

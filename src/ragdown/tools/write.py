@@ -8,55 +8,28 @@ the index synced before the tool answers.
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 from pydantic import Field
 
-from ragdown import atomic
-from ragdown.atomic import SHORT_HASH, check_base, path_lock, sha256_hex
-from ragdown.documents import is_markdown_path
-from ragdown.documents.errors import DocumentError
+from ragdown import door
+from ragdown.atomic import sha256_hex
 from ragdown.documents.move import plan_move
 from ragdown.documents.remember import default_note_name, note_names, remember_text
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.writes import append_text, prepare_write
 from ragdown.errors import Refusal, bad_request, conflict, not_found
 from ragdown.linking import attachments, folder_files
-from ragdown.sandbox import resolve_in, split_safe
+from ragdown.paths import is_markdown, split_safe
+from ragdown.sandbox import read_plain, resolve_in
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import compact
 
 MAX_NAME_TRIES = 1000
 W = TypeVar("W", bound=Args)
-
-
-def _refusal(err: DocumentError) -> Refusal:
-    return Refusal(err.status, err.message, err.code)
-
-
-def _decode(data: bytes, display: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise bad_request(f"{display} is not UTF-8 text; edit it in an editor instead") from None
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise bad_request(f"{path.name} is a folder, not a document") from None
-
-
-def _short(data: bytes) -> str:
-    return sha256_hex(data)[:SHORT_HASH]
 
 
 def synced(write: Callable[[ToolContext, W], str]) -> Callable[[ToolContext, W], Awaitable[str]]:
@@ -130,8 +103,10 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
             a.title, a.content, note_path=rel, tags=a.tags or (), supersedes=replaced, session_id=a.session_id
         )
         try:
-            atomic.write_new(path, text.encode())
-        except Refusal:
+            door.create(path, text.encode(), rel)
+        except Refusal as err:
+            if err.kind != "conflict":
+                raise
             continue
         suffix = f" (supersedes {', '.join(replaced)})" if replaced else ""
         return f"saved {rel}{suffix}"
@@ -170,34 +145,23 @@ def write_file(ctx: ToolContext, a: WriteArgs) -> str:
         raise bad_request("heading only works with append: true")
     path = _doc_path(ctx, a.path, create_dirs=not a.append)
     display = _rel(ctx, path)
-    with path_lock(path):
-        old = _read(path)
-        current = sha256_hex(old) if old is not None else None
+
+    def change(old: bytes | None) -> bytes:
         if a.append:
             if old is None:
                 raise not_found(f"no such document: {display} (append needs an existing document)")
-            check_base(path, a.base_hash, current, display)
-            try:
-                new_text = append_text(_decode(old, display), a.text, a.heading)
-            except DocumentError as err:
-                raise _refusal(err) from None
-        elif old is not None:
-            if a.base_hash is None:
-                raise conflict(
-                    f"{display} exists: pass base_hash (the hash ragdown_read_doc gave) to replace it, "
-                    "or append: true to add to it"
-                )
-            check_base(path, a.base_hash, current, display)
-            new_text = prepare_write(a.text, old_text=_decode(old, display), session_id=a.session_id)
-        else:
-            check_base(path, a.base_hash, None, display)
-            data = prepare_write(a.text, old_text=None, session_id=a.session_id).encode()
-            atomic.write_new(path, data)
-            return f"created {display} (hash {_short(data)})"
-        data = new_text.encode()
-        check_base(path, current, atomic.file_hash(path), display)
-        atomic.replace(path, data)
-    return f"wrote {display} (hash {_short(data)})"
+            return append_text(door.decode(old, display), a.text, a.heading).encode()
+        if old is not None and a.base_hash is None:
+            raise conflict(
+                f"{display} exists: pass base_hash (the hash ragdown_read_doc gave) to replace it, "
+                "or append: true to add to it"
+            )
+        previous = door.decode(old, display) if old is not None else None
+        return prepare_write(a.text, old_text=previous, session_id=a.session_id).encode()
+
+    written = door.save(path, display, change, base_hash=a.base_hash)
+    verb = "created" if written.created else "wrote"
+    return f"{verb} {display} (hash {written.short_hash})"
 
 
 WRITE = ToolSpec(
@@ -232,22 +196,18 @@ class EditArgs(Args):
 def edit_file(ctx: ToolContext, a: EditArgs) -> str:
     path = _doc_path(ctx, a.path)
     display = _rel(ctx, path)
-    with path_lock(path):
-        old = _read(path)
+    count = 0
+
+    def change(old: bytes | None) -> bytes:
+        nonlocal count
         if old is None:
             raise not_found(f"no such document: {display}")
-        current = sha256_hex(old)
-        check_base(path, a.base_hash, current, display)
-        try:
-            new_text, count = apply_replacements(
-                _decode(old, display), [Edit(e.old_text, e.new_text, e.replace_all) for e in a.edits]
-            )
-        except DocumentError as err:
-            raise _refusal(err) from None
-        data = new_text.encode()
-        check_base(path, current, atomic.file_hash(path), display)
-        atomic.replace(path, data)
-    return f"edited {display} (replaced {count}, hash {_short(data)})"
+        edits = [Edit(e.old_text, e.new_text, e.replace_all) for e in a.edits]
+        text, count = apply_replacements(door.decode(old, display), edits)
+        return text.encode()
+
+    written = door.save(path, display, change, base_hash=a.base_hash)
+    return f"edited {display} (replaced {count}, hash {written.short_hash})"
 
 
 EDIT = ToolSpec(
@@ -272,13 +232,6 @@ class MoveArgs(Args):
     to: Annotated[str, Field(min_length=1, description="The whole new path, name included.")]
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
     """Move a document or subfolder and rewrite the links to it: (from, to, documents updated)."""
     scope = ctx.scope
@@ -287,53 +240,45 @@ def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
         raise not_found(f"nothing at {a.source}")
     is_dir = src.is_dir()
     dst = resolve_in(scope.dir, a.to, markdown=not is_dir)
-    if not is_dir and not is_markdown_path(src.name):
+    if not is_dir and not is_markdown(src.name):
         raise bad_request(f"{a.source} is not a Markdown document; only documents and subfolders move")
     src_rel, dst_rel = _rel(ctx, src), _rel(ctx, dst)
     if src == dst:
         raise bad_request(f"{src_rel} is already there")
     if is_dir and (dst_rel + "/").startswith(src_rel + "/"):
         raise bad_request(f"cannot move {src_rel} into itself")
-    case_only = _same_file(src, dst)
-    if dst.exists() and not case_only:
+    if dst.exists() and not door.same_file(src, dst):
         raise conflict(f"{dst_rel} already exists")
     store = ctx.store()
     texts: dict[str, str] = {}
     aliases: dict[str, tuple[str, ...]] = {}
-    for f in folder_files(store, scope):
+    for f in folder_files(store, scope.folder):
+        data = read_plain(ctx.docs_root, f.path)
         try:
-            texts[scope.folder_path(f.path)] = (ctx.docs_root / f.path).read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        aliases[scope.folder_path(f.path)] = f.aliases
+            text = data.decode("utf-8") if data is not None else None
+        except UnicodeDecodeError:
+            text = None
+        if text is not None:
+            texts[scope.folder_path(f.path)] = text
+            aliases[scope.folder_path(f.path)] = f.aliases
     move_from = scope.folder_path(scope.docs_path(src_rel))
     move_to = scope.folder_path(scope.docs_path(dst_rel))
     rewrites = plan_move(
         texts, {move_from: move_to}, attachments=attachments(scope.folder_dir), aliases=aliases
     )
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    if is_dir or case_only:
-        if dst.exists() and not case_only:
-            raise conflict(f"{dst_rel} already exists")
-        os.rename(src, dst)
-    else:
-        try:
-            os.link(src, dst)
-        except FileExistsError:
-            raise conflict(f"{dst_rel} already exists") from None
-        os.unlink(src)
+    door.move(src, dst, dst_rel)
     updated: list[str] = []
     for rw in rewrites:
         target = scope.folder_dir / rw.new_path
-        with path_lock(target):
-            try:
-                on_disk = target.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if on_disk != texts[rw.path]:
-                continue  # changed meanwhile: their version wins
-            atomic.replace(target, rw.text.encode())
-        updated.append(scope.view(scope.from_folder_path(rw.new_path)))
+        display = scope.view(scope.from_folder_path(rw.new_path))
+        planned_from = sha256_hex(texts[rw.path].encode())
+        try:  # only over the text the plan was made from: a document changed meanwhile keeps its version
+            door.save(target, display, door.becomes(rw.text.encode()), base_hash=planned_from)
+        except Refusal as err:
+            if err.code != "changed":
+                raise
+            continue
+        updated.append(display)
     return src_rel, dst_rel, sorted(updated)
 
 
@@ -372,30 +317,17 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
     if path.is_dir():
         if a.base_hash is not None:
             raise bad_request(f"{display} is a subfolder: base_hash is for documents")
-        if any(path.iterdir()):
-            if not a.recursive:
-                raise conflict(
-                    f"{display} is a subfolder that holds files: pass recursive: true to delete it all"
-                )
-            shutil.rmtree(path)
-        else:
-            path.rmdir()
+        if any(path.iterdir()) and not a.recursive:
+            raise conflict(
+                f"{display} is a subfolder that holds files: pass recursive: true to delete it all"
+            )
+        door.delete_folder(path)
         return f"deleted {display}"
-    if not is_markdown_path(path.name):
+    if not is_markdown(path.name):
         raise bad_request(
             f"{display} is not a Markdown document; only documents and subfolders can be deleted"
         )
-    with path_lock(path):
-        data = _read(path)
-        if data is None:
-            raise not_found(f"no such document: {display}")
-        if a.base_hash is not None and not atomic.hash_matches(a.base_hash, sha256_hex(data)):
-            raise Refusal(
-                409,
-                f"{display} changed since you read it (base_hash {a.base_hash}): read it again",
-                "changed",
-            )
-        path.unlink()
+    door.delete(path, display, base_hash=a.base_hash)
     return f"deleted {display}"
 
 

@@ -20,20 +20,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ragdown.config import DEFAULT_HF_ENDPOINT, Settings
+
 from .base import Embedder, EmbedderError, Vectors
 from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
 from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
 from .onnx import DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
 from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
 
-DEFAULT_EMBEDDER = "granite-small"
-DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, "hash", "openai:<model>", "onnx:<dir>")
 
 __all__ = [
     "CATALOG",
-    "DEFAULT_EMBEDDER",
-    "DEFAULT_HF_ENDPOINT",
     "KNOWN_EMBEDDERS",
     "CatalogModel",
     "Embedder",
@@ -46,6 +44,7 @@ __all__ = [
     "Vectors",
     "default_fusion",
     "default_min_score",
+    "load_configured",
     "load_embedder",
     "min_score_warning",
     "unrelated_score",
@@ -109,6 +108,19 @@ def load_embedder(
             f"RAGDOWN_EMBEDDER {spec!r} is incomplete; accepted names are {', '.join(KNOWN_EMBEDDERS)}"
         )
     raise _unknown(spec)
+
+
+def load_configured(spec: str, settings: Settings, *, quantize: bool | None = None) -> Embedder:
+    """`load_embedder` with the model cache, threads, endpoints and key of `settings`."""
+    return load_embedder(
+        spec,
+        models_dir=settings.models_dir,
+        threads=settings.threads,
+        hf_endpoint=settings.hf_endpoint,
+        embedding_url=settings.embedding_url,
+        api_key=settings.embedding_api_key,
+        quantize=settings.quantize if quantize is None else quantize,
+    )
 
 
 def _onnx_dir_config(name: str) -> OnnxModelConfig | None:

@@ -1,0 +1,183 @@
+"""The write door: every change to a document, from every face (tools, `/api`, the web UI), goes through here.
+
+A caller has already sandboxed the path (`sandbox.resolve_in`) and computes the new text with the pure
+helpers of `documents/`. The door then, under the file's lock (`atomic.path_lock`, also cross-process):
+
+1. reads the file as it is now (never through a symlink: one swapped in since the sandbox check is refused),
+2. checks `base_hash` against it (a `conflict`, code `changed`, when the file changed or went away since it was read),
+3. lets the caller compute the new bytes from the old ones,
+4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, so nothing is written that
+   search would never find,
+5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile).
+
+The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdown import atomic
+from ragdown.atomic import SHORT_HASH, path_lock, sha256_hex
+from ragdown.errors import bad_request, conflict, not_found, too_large
+from ragdown.paths import MAX_DOCUMENT_BYTES
+
+Change = Callable[[bytes | None], bytes]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A write that happened: the new bytes, their hash, and whether the file was new."""
+
+    path: Path
+    data: bytes
+    created: bool
+
+    @property
+    def hash(self) -> str:
+        return sha256_hex(self.data)
+
+    @property
+    def short_hash(self) -> str:
+        return self.hash[:SHORT_HASH]
+
+
+def hash_matches(base_hash: str, current: str) -> bool:
+    """A `base_hash` matches when it has at least 12 hex characters and is a prefix of the current hash."""
+    given = base_hash.strip().lower()
+    return len(given) >= SHORT_HASH and current.startswith(given)
+
+
+def check_base(base_hash: str | None, current: bytes | None, display: str) -> None:
+    """Refuse (`conflict`, code `changed`) when the file changed or went away since `base_hash` was read."""
+    if base_hash is None:
+        return
+    if current is None:
+        raise conflict(f"{display} was deleted since it was opened (base_hash {base_hash})", "changed")
+    now = sha256_hex(current)
+    if not hash_matches(base_hash, now):
+        raise conflict(
+            f"{display} changed on disk since it was opened (base_hash {base_hash[:SHORT_HASH]}, now "
+            f"{now[:SHORT_HASH]}): read it again",
+            "changed",
+        )
+
+
+def check_size(data: bytes, display: str) -> None:
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise too_large(
+            f"{display} would be {len(data):,} bytes: documents are limited to "
+            f"{MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB ({MAX_DOCUMENT_BYTES:,} bytes), the largest the index "
+            "reads; split it into several documents",
+            "too_large",
+        )
+
+
+def read_current(path: Path, display: str) -> bytes | None:
+    """The file's bytes now, None when there is none; a symlink, a folder or a device at `path` is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise bad_request(f"{display} is a symbolic link, which ragdown never follows") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise bad_request(f"{display} is a folder, not a document")
+        if not stat.S_ISREG(mode):
+            raise bad_request(f"{display} is not a regular file")
+        return fh.read()
+
+
+def decode(data: bytes, display: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad_request(f"{display} is not UTF-8 text; edit it in an editor instead") from None
+
+
+def becomes(data: bytes) -> Change:
+    """A change that writes `data` whatever the file holds now (the `base_hash` check guards it)."""
+
+    def change(_old: bytes | None) -> bytes:
+        return data
+
+    return change
+
+
+def save(path: Path, display: str, change: Change, *, base_hash: str | None = None) -> Written:
+    """Read, check `base_hash`, compute, size-check and write one document, all under its lock."""
+    with path_lock(path):
+        old = read_current(path, display)
+        check_base(base_hash, old, display)
+        data = change(old)
+        check_size(data, display)
+        if old is None:
+            atomic.write_new(path, data)
+            return Written(path, data, created=True)
+        # An editor that does not take our lock may have saved since the read above: theirs wins.
+        check_base(sha256_hex(old), read_current(path, display), display)
+        atomic.replace(path, data)
+        return Written(path, data, created=False)
+
+
+def create(path: Path, data: bytes, display: str) -> Written:
+    """A new document; a `conflict` when anything is already there. Never half-written."""
+    check_size(data, display)
+    atomic.write_new(path, data)
+    return Written(path, data, created=True)
+
+
+def delete(path: Path, display: str, *, base_hash: str | None = None) -> bytes:
+    """Delete one document (with `base_hash`, only if unchanged since it was read); its last bytes."""
+    with path_lock(path):
+        old = read_current(path, display)
+        if old is None:
+            raise not_found(f"no such document: {display}")
+        if base_hash is not None and not hash_matches(base_hash, sha256_hex(old)):
+            raise conflict(
+                f"{display} changed since you read it (base_hash {base_hash}): read it again", "changed"
+            )
+        path.unlink()
+        return old
+
+
+def same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def move(src: Path, dst: Path, dst_display: str) -> None:
+    """Move a document or a folder to a free `dst` (a change of case only is a rename in place); never
+    over anything that is there, even if it appeared a moment ago."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir() or same_file(src, dst):
+        if dst.exists() and not same_file(src, dst):
+            raise conflict(f"{dst_display} already exists")
+        os.rename(src, dst)
+        return
+    with path_lock(src):
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            raise conflict(f"{dst_display} already exists") from None
+        os.unlink(src)
+
+
+def delete_folder(path: Path) -> None:
+    """Delete a subfolder and everything in it."""
+    if any(path.iterdir()):
+        shutil.rmtree(path)
+    else:
+        path.rmdir()

@@ -1,0 +1,91 @@
+"""A first start with no model hub reachable (issue 8, fault 7): when nobody chose the embedder and the default
+cannot download, the installed offline `minilm` is used and that is said; an embedder the user chose is
+kept, the error says what to set instead, and hits found by words alone never show a cosine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragdown.config import Settings
+from ragdown.engine import Engine
+from ragdown.runtime import Runtime
+from ragdown.scope import Scope
+from tests.conftest import isolated_env, write
+from tests.stdio.conftest import Endpoint
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+UNREACHABLE_HUB = "http://127.0.0.1:9"  # the discard port: nothing listens, the download fails at once
+
+
+def offline_engine(tmp_path: Path, docs: Path, **env: str) -> Engine:
+    environ = isolated_env(
+        tmp_path,
+        RAGDOWN_DOCS_DIR=str(docs),
+        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+        RAGDOWN_MODELS=str(tmp_path / "models"),
+        HF_ENDPOINT=UNREACHABLE_HUB,
+        **env,
+    )
+    if "RAGDOWN_EMBEDDER" not in env:
+        environ.pop("RAGDOWN_EMBEDDER")  # the tests' own `hash`: here nobody chose one
+    engine = Engine(Settings.from_env(environ), "stdio", docs_dir=docs)
+    engine.start(background=False, initial_sync=False, watch=False)
+    engine.sync()
+    return engine
+
+
+@pytest.fixture
+def notes(docs: Path) -> Path:
+    write(docs, "backups.md", "# Backups\n\nNightly snapshots of the postgres database.")
+    return docs
+
+
+async def test_nobody_chose_the_embedder_so_the_offline_model_steps_in(
+    tmp_path: Path, notes: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = offline_engine(tmp_path, notes)
+    try:
+        assert engine.embedder is not None
+        assert engine.embedder.name == "minilm"
+        assert engine.embedder_error is None
+        notice = engine.embedder_notice or ""
+        assert "granite-small could not load" in notice
+        assert "minilm" in notice
+        assert "RAGDOWN_EMBEDDER" in notice
+        assert any("minilm is used instead" in r.getMessage() for r in caplog.records)
+        end = Endpoint(Runtime(engine.settings, engine), Scope(root=notes, folder=""))
+        stats = json.loads(await end.ok("ragdown_stats"))
+        assert stats["embedder"] == "minilm"
+        assert stats["embedder_notice"] == notice
+        hits = json.loads(await end.ok("ragdown_recall", query="database snapshots", format="json"))["hits"]
+        assert hits
+        assert isinstance(hits[0]["similarity"], float)
+        assert hits[0]["similarity"] > 0
+    finally:
+        engine.close()
+
+
+async def test_a_chosen_embedder_is_kept_and_the_error_says_what_to_set(tmp_path: Path, notes: Path) -> None:
+    engine = offline_engine(tmp_path, notes, RAGDOWN_EMBEDDER="granite-small")
+    try:
+        assert engine.embedder is None
+        assert engine.embedder_notice is None
+        error = engine.embedder_error or ""
+        assert "BM25 alone" in error
+        assert "RAGDOWN_EMBEDDER=minilm" in error
+        end = Endpoint(Runtime(engine.settings, engine), Scope(root=notes, folder=""))
+        stats = json.loads(await end.ok("ragdown_stats"))
+        assert stats["embedder"] == "none"
+        assert stats["embedder_error"] == error
+        text = await end.ok("ragdown_recall", query="postgres snapshots")
+        assert "backups.md:3-3 — Backups (lexical, changed " in text
+        assert "similarity" not in text
+        hits = json.loads(await end.ok("ragdown_recall", query="postgres snapshots", format="json"))["hits"]
+        assert hits
+        assert hits[0]["similarity"] is None
+    finally:
+        engine.close()
