@@ -4,6 +4,13 @@ The folder is only read; the index goes to a temporary data dir (or `--data-dir`
 the folder). Every question runs through the real search path (see `runner.py`); the hits can be written
 in `grade.py`'s RESULTS format (`--results`), and the metrics are computed with its rules (`metrics.py`).
 `--hook` also runs every question through `ragdown_context`'s gates over a sweep of `min_ratio` values.
+
+Gold may also be a title path (`gold_title_path`: a list of titles or `"Title > H2 > H3"`, with or without
+`gold_path` and `gold_lines`), resolved to lines against DIR's own outline (`gold.py`). Every metric is
+reported overall, per type and per language (a question's `lang` / `language`, else detected: kana `ja`,
+Hangul `ko`, Han `zh`, otherwise `en`), with the evidence: the lines the top-k hits cite, and the share of
+them inside the gold range (evidence precision). `--max-evidence-lines N`: a hit over N lines does not count
+as a hit (`grade.py --max-span N`); the evidence still counts its lines.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from ragdown.config import Settings
 from ragdown.evaluation.metrics import (
     MODES,
     RATIO_SWEEP,
+    EvidenceScores,
     Mode,
     Report,
     Rule,
+    Scores,
     grade,
     load_questions,
     write_results,
@@ -59,6 +68,12 @@ def add_parser(sub: Any) -> None:
         "--fusion",
         choices=("rrf", "score"),
         help="rank fusion as the spec says, or score fusion (default: RAGDOWN_FUSION)",
+    )
+    ev.add_argument(
+        "--max-evidence-lines",
+        type=int,
+        metavar="N",
+        help="a hit over N lines does not count as a hit (top-1, recall, MRR; grade.py's --max-span)",
     )
     ev.add_argument("--hook", action="store_true", help="also run the hook's gates over a min_ratio sweep")
     ev.add_argument("--min-score", type=float, help="the hook's min_score (default: the embedder's floor)")
@@ -102,6 +117,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    from ragdown.evaluation.gold import resolve_questions
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
     from ragdown.index.embedders import default_fusion
     from ragdown.index.embedders.base import EmbedderError
@@ -121,7 +137,14 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError:
         print(f"ragdown eval: --ratios must be numbers separated by commas: {args.ratios!r}", file=sys.stderr)
         return 2
-    questions = load_questions(args.questions, args.types.split(","))
+    if args.max_evidence_lines is not None and args.max_evidence_lines < 1:
+        print("ragdown eval: --max-evidence-lines must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        questions = resolve_questions(load_questions(args.questions, args.types.split(",")), docs)
+    except (OSError, ValueError) as err:
+        print(f"ragdown eval: {err}", file=sys.stderr)
+        return 2
     if not questions:
         print(f"ragdown eval: no questions in {args.questions}", file=sys.stderr)
         return 2
@@ -160,6 +183,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         "max_per_document": settings.max_per_document,
         "follow_links": settings.follow_links,
         "fusion": opts.fusion,
+        "evidence_k": top_k,
+        "max_evidence_lines": args.max_evidence_lines,
     }
     interactive = not args.json and sys.stderr.isatty()
     with (
@@ -174,10 +199,20 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         out["index"] = {"files": files, "chunks": chunks, "ms": report.get("ms"), "sync": report}
         ran = run_questions(searcher, questions, mode, opts, progress=lambda d, t: show("searching", d, t))
         results = ran.results()
-        graded = grade(questions, results, rule)
+        graded = grade(questions, results, rule, max_lines=args.max_evidence_lines, evidence_k=top_k)
         out["search_seconds"] = round(ran.seconds, 3)
         out["metrics"] = graded.as_dict()
         out["ranks"] = graded.ranks
+        out["per_question"] = {
+            q.id: {
+                "type": q.type,
+                "lang": graded.langs[q.id],
+                "answerable": q.answerable,
+                "rank": graded.ranks.get(q.id),
+                **graded.evidence[q.id].as_dict(),
+            }
+            for q in questions
+        }
         if args.results is not None:
             write_results(args.results, results)
             out["results"] = str(args.results)
@@ -205,6 +240,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:6.1f}%"
 
 
+def _row(s: Scores, e: EvidenceScores) -> str:
+    prec = _pct(e.precision) if e.n_precision else "-"
+    return f"{s.n:>5}{_pct(s.top1):>8}{_pct(s.r5):>8}{_pct(s.r8):>8}{s.mrr:>8.3f}{e.lines:>8.1f}{prec:>8}"
+
+
 def render_text(out: dict[str, Any], graded: Report, hook: dict[str, Any] | None) -> str:
     lines = [
         f"ragdown eval {out['dir']}: {out['n']} questions, {out['mode']}, top-k {out['top_k']}, "
@@ -216,12 +256,37 @@ def render_text(out: dict[str, Any], graded: Report, hook: dict[str, Any] | None
         f"index: {ix['files']} files, {ix['chunks']} chunks (sync {ix['ms'] / 1000:.1f} s); "
         f"searches {out['search_seconds']:.1f} s ({1000 * out['search_seconds'] / n_searched:.0f} ms a question)"
     )
+    ev = graded.evidence_overall
+    k = graded.evidence_k
+    cited_by = "the first hit" if k == 1 else f"the first {k} hits" if k else "every hit"
+    lines.append(
+        f"evidence: the lines cited by {cited_by} (the top-k), per answerable question: "
+        f"{ev.lines:.1f} lines, {100 * ev.precision:.1f}% of them inside the gold lines "
+        f"(mean per question; pooled {100 * ev.pooled_precision:.1f}%)"
+    )
+    if graded.max_lines:
+        lines.append(
+            f"--max-evidence-lines {graded.max_lines}: a hit over {graded.max_lines} lines does not count "
+            "as a hit (top1, r@5, r@8, mrr); the evidence columns count every hit"
+        )
     lines.append("")
-    lines.append(f"{'type':<22}{'n':>5}{'top1':>8}{'r@5':>8}{'r@8':>8}{'mrr':>8}")
-    rows = [*graded.by_type.items(), ("ALL answerable", graded.overall)]
-    for name, s in rows:
+    header = f"{'n':>5}{'top1':>8}{'r@5':>8}{'r@8':>8}{'mrr':>8}{'lines':>8}{'prec':>8}"
+    lines.append(f"{'type':<22}{header}")
+    rows = [
+        *((t, s, graded.evidence_by_type[t]) for t, s in graded.by_type.items()),
+        ("ALL answerable", graded.overall, ev),
+    ]
+    for name, s, e in rows:
         if s.n:
-            lines.append(f"{name:<22}{s.n:>5}{_pct(s.top1):>8}{_pct(s.r5):>8}{_pct(s.r8):>8}{s.mrr:>8.3f}")
+            lines.append(f"{name:<22}{_row(s, e)}")
+    if graded.by_lang:
+        lines.append("")
+        lines.append(f"{'language':<22}{header}{'no answer: n':>14}{'with hits':>11}{'lines':>8}")
+        for lang, group in graded.by_lang.items():
+            row = _row(group.scores, group.evidence) if group.scores.n else f"{0:>5}" + f"{'-':>8}" * 6
+            no = group.no_gold
+            tail = f"{no.n:>14}{no.with_hits:>11}{group.no_gold_lines:>8.1f}" if no.n else ""
+            lines.append(f"{lang:<22}{row}{tail}")
     if graded.no_gold:
         lines.append("")
         lines.append(f"{'no answer (type)':<22}{'n':>5}{'with hits':>11}{'mean hits':>11}")
