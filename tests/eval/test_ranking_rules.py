@@ -49,12 +49,20 @@ def test_quoted_spans_come_from_backticks_and_double_quotes() -> None:
     assert quoted_spans("nothing quoted") == []
 
 
-def test_cjk_runs_become_bigrams_in_the_index_text_and_the_query() -> None:
-    assert lexical_text("更改附件位置") == " 更改 改附 附件 件位 位置 "
+def test_cjk_runs_become_words_bigrams_and_characters_in_the_index_text_and_the_query() -> None:
+    assert lexical_text("更改附件位置") == " 更改 改附 附件 件位 位置 更 改 附 件 位 置 "
     assert lexical_text("附") == " 附 "
     assert lexical_text("plain English, unchanged") == "plain English, unchanged"
     assert lexical_text("") == ""
-    assert fts_terms("怎么更改附件？") == ["怎么", "么更", "更改", "改附", "附件"]
+    assert fts_terms("怎么更改附件？") == [
+        "更改",
+        "改附",
+        "附件",
+        "更",
+        "改",
+        "附",
+        "件",
+    ]  # 怎么: a stop word
     assert holds_phrase("如何取消订阅", "取消订阅")
     assert aliases_in("如何取消订阅？", [("取消订阅", "refund.md")]) == {"refund.md"}
     assert not holds_phrase("bluebirds", "bluebird")

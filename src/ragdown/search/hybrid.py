@@ -35,6 +35,7 @@ from ragdown.search.query import (
     is_single_term,
     names_identifier,
     quoted_spans,
+    substring_match,
 )
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ RRF_K = 60
 LEXICAL_WEIGHT = 0.8  # the BM25 side's share in score fusion for a query naming an identifier
 PROSE_LEXICAL_WEIGHT = 0.6  # and, with fusion "score", for every other query
 BM25_WEIGHTS = (3.0, 1.0, 1.0)  # breadcrumb, text, aliases
+SUBSTRING_PASS = True  # fill a short BM25 pool from the trigram table (`lexical_pool`)
 NAME_BOOST = 0.5  # an alias the query says, or a span it quotes: half the best fused score (1.0)
 LINKED_SECTIONS = 2
 
@@ -124,14 +126,45 @@ class Searcher:
         return self.matrix.search(qvec, size, self._allowed_files(flt))
 
     def lexical_pool(self, query: str, flt: FileFilter, size: int) -> list[tuple[int, float]]:
+        """BM25 over the words; when they find fewer than `size` chunks, the substring pass fills the pool."""
         match = fts_match(query)
+        pool: list[tuple[int, float]] = []
+        if match is not None:
+            try:
+                pool = self.store.bm25(match, flt, size, BM25_WEIGHTS)
+            except Exception as err:  # an FTS parse error must not fail the search: dense still answers
+                log.warning("BM25 failed for %r, answering from dense search alone: %s", query, err)
+                return []
+        if SUBSTRING_PASS and len(pool) < size:
+            pool = self._fill_with_substrings(query, flt, size, pool)
+        return pool
+
+    def _fill_with_substrings(
+        self, query: str, flt: FileFilter, size: int, pool: list[tuple[int, float]]
+    ) -> list[tuple[int, float]]:
+        """`pool`, then the chunks the trigram table finds that it lacks, in their trigram BM25 order.
+
+        Ranked after every word match (a substring is weaker evidence than a word), with scores below the
+        pool's lowest and in the same order, so either fusion keeps them behind. Measured against fusing the
+        two lists by rank in `docs/benchmarks.md` ("CJK segmentation").
+        """
+        match = substring_match(query)
         if match is None:
-            return []
+            return pool
         try:
-            return self.store.bm25(match, flt, size, BM25_WEIGHTS)
-        except Exception as err:  # an FTS parse error must not fail the search: dense still answers
-            log.warning("BM25 failed for %r, answering from dense search alone: %s", query, err)
-            return []
+            found = self.store.substrings(match, flt, size, BM25_WEIGHTS)
+        except Exception as err:
+            log.warning("the substring pass failed for %r: %s", query, err)
+            return pool
+        have = {cid for cid, _ in pool}
+        extra = [(cid, score) for cid, score in found if cid not in have][: size - len(pool)]
+        if not extra:
+            return pool
+        if not pool:
+            return extra
+        floor = min(score for _, score in pool)
+        n = len(extra)
+        return pool + [(cid, floor * (n - i) / (n + 1)) for i, (cid, _) in enumerate(extra)]
 
     def _aliases(self) -> list[tuple[str, str]]:
         gen = self.store.generation()

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from ragdown.index.lexical import is_cjk, lexical_text
+from ragdown.index.lexical import has_cjk, is_cjk, query_pieces, query_text
 
 # Common English words that match most chunks: dropping them from the OR query keeps BM25 cost
 # proportional to the words that carry meaning (FTS5 scores every row an OR query matches).
@@ -37,22 +37,16 @@ def words(text: str) -> list[str]:
 
 
 _JOINER = "-_./:+"
-_TERM = re.compile(r"[^\W_]+(?:[-_./:+][^\W_]+)*")
+# A word: letters and digits, or the private-use characters of a joined symbol name (`lexical.query_text`).
+_WORD = r"(?:[^\W_]|[\ue000-\uf8ff])+"
+_TERM = re.compile(f"{_WORD}(?:[-_./:+]{_WORD})*")
 _SPLIT = re.compile(r"[-_./:+]")
 
 
-def fts_terms(query: str) -> list[str]:
-    """The query's BM25 terms in order: words, and each compound as one phrase of its parts.
-
-    A compound is a run of letters and digits joined by `-`, `_`, `.`, `/`, `:` or `+` with no space
-    (`db-curlew-indexer`, `pg_restore`, `v1.2.3`, `Ctrl+Shift+T`): it is matched as the phrase of its
-    parts, which unicode61 indexes as separate tokens, so a chunk holding the name whole outranks one that
-    only shares its common parts. Stop words are dropped from the single words unless nothing else is left.
-    CJK runs become their character bigrams first, as in the index (`lexical_text`).
-    """
+def _terms(text: str) -> list[str]:
     singles: list[tuple[int, str]] = []
     phrases: list[tuple[int, str]] = []
-    for position, match in enumerate(_TERM.finditer(lexical_text(query).lower())):
+    for position, match in enumerate(_TERM.finditer(text.lower())):
         parts = [p for p in _SPLIT.split(match.group(0)) if p]
         if len(parts) > 1:
             phrases.append((position, " ".join(parts)))
@@ -67,12 +61,58 @@ def fts_terms(query: str) -> list[str]:
     return list(seen)
 
 
+def fts_terms(query: str) -> list[str]:
+    """The query's BM25 terms in order: words, and each compound as one phrase of its parts.
+
+    A compound is a run of letters and digits joined by `-`, `_`, `.`, `/`, `:` or `+` with no space
+    (`db-curlew-indexer`, `pg_restore`, `v1.2.3`, `Ctrl+Shift+T`): it is matched as the phrase of its
+    parts, which unicode61 indexes as separate tokens, so a chunk holding the name whole outranks one that
+    only shares its common parts. Stop words are dropped from the single words unless nothing else is left.
+    CJK runs become the tokens of `lexical.query_text` first (words, and the bigrams and characters of the
+    pieces between Chinese stop words, which are dropped unless nothing else is left); a symbol name that
+    unicode61 would strip (`C++`, `.obsidian`) becomes its joined token, as in the index.
+    """
+    terms = _terms(query_text(query))
+    if not terms and has_cjk(query):
+        terms = _terms(query_text(query, keep_stop_words=True))
+    return terms
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression OR-ing the query's terms (`fts_terms`), each quoted; None when there are none."""
     terms = fts_terms(query)
     if not terms:
         return None
-    return " OR ".join(f'"{t}"' for t in terms)
+    return " OR ".join(_quoted(t) for t in terms)
+
+
+_SUBSTRING = re.compile(r"\.?[^\W_]+(?:[-_./:+#][^\W_]+)*(?:\+\+|#)?")
+
+
+def substring_match(query: str) -> str | None:
+    """An FTS5 MATCH expression for the trigram table: the substrings of the query worth looking for.
+
+    Each CJK piece between stop words (`lexical.query_pieces`) gives its three-character substrings; each
+    other word or compound of three or more characters is looked for as written (`workspace`, `iso-27001`,
+    `.obsidian`), and so is each part of a compound (`27001`, found in `ISO27001` too), stop words aside.
+    The trigram tokenizer matches nothing shorter than three characters.
+    """
+    grams: list[str] = []
+    for piece in query_pieces(query):
+        grams += [piece[i : i + 3] for i in range(len(piece) - 2)]
+    latin = "".join(" " if is_cjk(ch) else ch for ch in query.lower())
+    for match in _SUBSTRING.finditer(latin):
+        word = match.group(0)
+        parts = [p for p in _SPLIT.split(word.strip(".+#")) if p]
+        for sub in (word, *parts) if len(parts) > 1 else (word,):
+            if len(sub) >= 3 and sub not in STOP_WORDS:
+                grams.append(sub)
+    seen = list(dict.fromkeys(grams))
+    return " OR ".join(_quoted(t) for t in seen) if seen else None
 
 
 _BACKTICK = re.compile(r"`([^`\n]{2,})`")
