@@ -1,5 +1,7 @@
 """Markdown to HTML for the web UI's preview: CommonMark plus tables, strikethrough, task lists and
-Obsidian's wikilinks, embeds and `#tags`.
+Obsidian Flavored Markdown the way Obsidian shows it: wikilinks, embeds, `#tags`, callouts (`> [!tip]
+Title`, foldable with `[!tip]-` / `[!tip]+`), `==highlights==`, footnotes (`[^1]`, `^[inline]`) and the
+frontmatter as a table of properties.
 
 Documents are untrusted, so raw HTML in them is escaped, never passed through, and markdown-it's
 link validation (no `javascript:`, `vbscript:`, `file:` or non-image `data:` URLs) stays on. Links
@@ -19,15 +21,20 @@ A link to a document becomes `href="#/d/<path>"` (the UI's hash route, `?h=<head
 anchor) with `data-path`; a link to an attachment points at `file_url` with `data-file`; a link
 that resolves to nothing gets the class `missing` and `data-target`. Every block element carries
 `data-line`, the 1-based line of the source it starts on, so the UI can scroll to a search hit.
+
+Footnote references and back-references are `href="#"` links with `data-footnote` /
+`data-footnote-back` (no element ids, so an embedded note's footnotes never clash with the host's);
+the UI scrolls to `[data-footnote-id]` / `[data-footnote-ref]` within the same document.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
@@ -35,16 +42,18 @@ from markdown_it.common.utils import escapeHtml
 from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.state_inline import Delimiter
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.footnote import footnote_plugin
 
-from ragdown.documents.frontmatter import frontmatter_end
+from ragdown.documents.frontmatter import frontmatter_end, load_yaml_mapping
 from ragdown.documents.links import LinkResolver
 from ragdown.documents.meta import normalize_tag
 from ragdown.documents.text import normalize_text, split_lines
 from ragdown.paths import is_markdown
 
-__all__ = ["IMAGE_EXTENSIONS", "doc_href", "render_document", "render_markdown"]
+__all__ = ["CALLOUT_STYLES", "IMAGE_EXTENSIONS", "doc_href", "render_document", "render_markdown"]
 
 ResolveLink = Callable[[str], "str | None"]
 FileUrl = Callable[[str], str]
@@ -98,16 +107,13 @@ def render_markdown(
     """The preview HTML of a document's text (see the module docstring for the link callables)."""
     lines = split_lines(normalize_text(text))
     end = frontmatter_end(lines)
-    head = ""
-    if end:
-        properties = escapeHtml("\n".join(lines[1 : end - 1]))
-        head = f'<pre class="frontmatter" data-line="1">{properties}</pre>\n'
     context = _Context(
         resolve_link=resolve_link,
         resolve_relative=resolve_relative or resolve_link,
         file_url=file_url,
         line_offset=end,
     )
+    head = _render_properties("\n".join(lines[1 : end - 1]), context) if end else ""
     env: EnvType = {_ENV_KEY: context}
     body = "\n".join(lines[end:])
     html: str = _PARSER.render(body, env)
@@ -409,15 +415,380 @@ def _render_hashtag(
     return f'<span class="tag" data-tag="{escapeHtml(token.meta["tag"])}">#{escapeHtml(token.content)}</span>'
 
 
+# --- Obsidian callouts: a blockquote whose first line is `[!type]` --------------------------------
+
+# Obsidian's built-in callout types, each alias with the style (colour and icon) it is shown in;
+# any other type is shown in the `note` style, keeping its own name in `data-callout`.
+CALLOUT_STYLES: dict[str, str] = {
+    "note": "note",
+    "abstract": "abstract",
+    "summary": "abstract",
+    "tldr": "abstract",
+    "info": "info",
+    "todo": "todo",
+    "tip": "tip",
+    "hint": "tip",
+    "important": "tip",
+    "success": "success",
+    "check": "success",
+    "done": "success",
+    "question": "question",
+    "help": "question",
+    "faq": "question",
+    "warning": "warning",
+    "caution": "warning",
+    "attention": "warning",
+    "failure": "failure",
+    "fail": "failure",
+    "missing": "failure",
+    "danger": "danger",
+    "error": "danger",
+    "bug": "bug",
+    "example": "example",
+    "quote": "quote",
+    "cite": "quote",
+}
+
+_CALLOUT = re.compile(r"\[!([\w-]+)\]([+-]?)(?:[ \t]+(.*))?")
+
+
+def _block_token(
+    kind: str,
+    tag: str,
+    nesting: Literal[-1, 0, 1],
+    level: int,
+    attrs: dict[str, str] | None = None,
+    *,
+    block: bool = True,
+) -> Token:
+    return Token(kind, tag, nesting, attrs=dict(attrs or {}), level=level, block=block)
+
+
+def _callout_head(tokens: Sequence[Token], index: int) -> tuple[str, str, str, str] | None:
+    """(type, fold, title, the rest of the first paragraph) when the blockquote at `index` is a callout."""
+    if index + 3 >= len(tokens):
+        return None
+    if tokens[index + 1].type != "paragraph_open" or tokens[index + 2].type != "inline":
+        return None
+    first, _, rest = tokens[index + 2].content.partition("\n")
+    match = _CALLOUT.fullmatch(first.strip())
+    if match is None:
+        return None
+    kind, fold, title = match.groups()
+    return kind.lower(), fold, (title or "").strip(), rest
+
+
+def _callouts(state: StateCore) -> None:
+    """Turns callout blockquotes into `<div class="callout">` (or `<details>` when foldable) with a
+    title and a content box; runs before the inline rules, so the title is Markdown like any text."""
+    tokens = state.tokens
+    out: list[Token] = []
+    open_quotes: list[tuple[str, int] | None] = []  # per open blockquote: (title tag, level) or None
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.type == "blockquote_close" and open_quotes:
+            head = open_quotes.pop()
+            if head is not None:
+                tag, level = head
+                out.append(_block_token("callout_content_close", "div", -1, level + 1))
+                out.append(_block_token("callout_close", tag, -1, level))
+                index += 1
+                continue
+        if token.type != "blockquote_open":
+            out.append(token)
+            index += 1
+            continue
+        found = _callout_head(tokens, index)
+        if found is None:
+            open_quotes.append(None)
+            out.append(token)
+            index += 1
+            continue
+        kind, fold, title, rest = found
+        tag = "details" if fold else "div"
+        level = token.level
+        attrs = {"class": f"callout callout-{CALLOUT_STYLES.get(kind, 'note')}", "data-callout": kind}
+        if fold:
+            attrs["data-callout-fold"] = fold
+        if fold == "+":
+            attrs["open"] = ""
+        opened = _block_token("callout_open", tag, 1, level, attrs)
+        opened.map = token.map
+        opened.markup = token.markup
+        opened.meta = {"callout": kind, "fold": fold}
+        out.append(opened)
+        title_tag = "summary" if fold else "div"
+        title_attrs = {"class": "callout-title"}
+        out.append(_block_token("callout_title_open", title_tag, 1, level + 1, title_attrs, block=False))
+        inner_attrs = {"class": "callout-title-inner"}
+        out.append(_block_token("callout_title_inner_open", "span", 1, level + 2, inner_attrs, block=False))
+        default_title = kind[:1].upper() + kind[1:]
+        out.append(
+            Token(
+                "inline", "", 0, map=token.map, level=level + 3, content=title or default_title, children=[]
+            )
+        )
+        out.append(_block_token("callout_title_inner_close", "span", -1, level + 2, block=False))
+        out.append(_block_token("callout_title_close", title_tag, -1, level + 1))
+        out.append(_block_token("callout_content_open", "div", 1, level + 1, {"class": "callout-content"}))
+        open_quotes.append((tag, level))
+        paragraph, inline = tokens[index + 1], tokens[index + 2]
+        if rest.strip():
+            if paragraph.map is not None:
+                paragraph.map = [paragraph.map[0] + 1, paragraph.map[1]]
+            inline.content = rest
+            inline.map = paragraph.map
+            index += 1
+        else:
+            index += 4  # the blockquote and its first paragraph, the title alone
+    state.tokens = out
+
+
+# --- `==highlight==`: markdown-it's strikethrough rule with `=` (as markdown-it-mark) ------------
+
+_EQUALS = 0x3D
+
+
+def _mark_rule(state: StateInline, silent: bool) -> bool:
+    start = state.pos
+    if silent or state.src[start] != "=":
+        return False
+    scanned = state.scanDelims(start, True)
+    length = scanned.length
+    if length < 2:
+        return False
+    if length % 2:
+        token = state.push("text", "", 0)
+        token.content = "="
+        length -= 1
+    for _ in range(length // 2):
+        token = state.push("text", "", 0)
+        token.content = "=="
+        if scanned.can_open or scanned.can_close:
+            state.delimiters.append(
+                Delimiter(
+                    marker=_EQUALS,
+                    length=0,
+                    token=len(state.tokens) - 1,
+                    end=-1,
+                    open=scanned.can_open,
+                    close=scanned.can_close,
+                )
+            )
+    state.pos += scanned.length
+    return True
+
+
+def _mark_pairs(state: StateInline, delimiters: list[Delimiter]) -> None:
+    lone: list[int] = []
+    for start in delimiters:
+        if start.marker != _EQUALS or start.end == -1:
+            continue
+        end = delimiters[start.end]
+        opening = state.tokens[start.token]
+        opening.type, opening.tag, opening.nesting, opening.markup, opening.content = (
+            "mark_open",
+            "mark",
+            1,
+            "==",
+            "",
+        )
+        closing = state.tokens[end.token]
+        closing.type, closing.tag, closing.nesting, closing.markup, closing.content = (
+            "mark_close",
+            "mark",
+            -1,
+            "==",
+            "",
+        )
+        before = state.tokens[end.token - 1]
+        if before.type == "text" and before.content == "=":
+            lone.append(end.token - 1)
+    # An odd run (`===`) leaves one `=` before the pairs: move it after the closing tags.
+    while lone:
+        at = lone.pop()
+        after = at + 1
+        while after < len(state.tokens) and state.tokens[after].type == "mark_close":
+            after += 1
+        after -= 1
+        if at != after:
+            state.tokens[at], state.tokens[after] = state.tokens[after], state.tokens[at]
+
+
+def _mark_post(state: StateInline) -> None:
+    _mark_pairs(state, state.delimiters)
+    for meta in state.tokens_meta:
+        if meta and "delimiters" in meta:
+            _mark_pairs(state, meta["delimiters"])
+
+
+# --- task lists: Obsidian marks a done item ------------------------------------------------------
+
+
+def _task_items(state: StateCore) -> None:
+    for token in state.tokens:
+        if token.type == "list_item_open" and token.meta and token.meta.get("checked"):
+            token.attrJoin("class", "is-checked")
+            token.attrSet("data-task", "x")
+
+
+# --- footnotes: mdit-py-plugins' parser, rendered without element ids ----------------------------
+
+
+def _footnote_number(token: Token) -> str:
+    return str(int(token.meta["id"]) + 1)
+
+
+def _footnote_ref_key(token: Token) -> str:
+    sub = int(token.meta.get("subId", 0) or 0)
+    return _footnote_number(token) + (f":{sub}" if sub > 0 else "")
+
+
+def _render_footnote_ref(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    number = _footnote_number(token)
+    link = _element(
+        "a",
+        [
+            ("href", "#"),
+            ("class", "footnote-link"),
+            ("data-footnote", number),
+            ("aria-label", f"Footnote {number}"),
+        ],
+        f"[{number}]",
+    )
+    return _element("sup", [("class", "footnote-ref"), ("data-footnote-ref", _footnote_ref_key(token))], link)
+
+
+def _render_footnote_block_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return '<section class="footnotes" aria-label="Footnotes">\n<hr class="footnotes-sep">\n<ol class="footnotes-list">\n'
+
+
+def _render_footnote_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    return f'<li class="footnote-item" data-footnote-id="{_footnote_number(tokens[idx])}">'
+
+
+def _render_footnote_anchor(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    attrs = [
+        ("href", "#"),
+        ("class", "footnote-backref"),
+        ("data-footnote-back", _footnote_ref_key(tokens[idx])),
+        ("aria-label", "Back to the text"),
+    ]
+    # ↩ with the text variation selector, so no platform draws it as an emoji.
+    return " " + _element("a", attrs, "\u21a9\ufe0e")
+
+
+# --- frontmatter: a table of properties ----------------------------------------------------------
+
+_MAX_PROPERTY_DEPTH = 3
+_TAG_SPLIT = re.compile(r"[\s,]+")
+_WIKILINK_VALUE = re.compile(r"\[\[[^\[\]\n]+\]\]")
+
+
+def _render_properties(source: str, context: _Context) -> str:
+    """The frontmatter as Obsidian shows it: a key → value table, lists as chips, tags as tags; YAML
+    that is not a mapping is shown as it is, in a block marked invalid."""
+    data, warnings = load_yaml_mapping(source)
+    if warnings:
+        return (
+            '<div class="properties properties-invalid" data-line="1">\n'
+            f'<p class="properties-warning">{escapeHtml(warnings[0])}</p>\n'
+            f'<pre class="frontmatter"><code class="language-yaml">{escapeHtml(source)}</code></pre>\n'
+            "</div>\n"
+        )
+    if not data:
+        return ""
+    rows = "".join(
+        f'<tr><th scope="row">{escapeHtml(key)}</th><td>{_property_value(key, value, context, 0)}</td></tr>\n'
+        for key, value in data.items()
+    )
+    return (
+        '<div class="properties" data-line="1">\n'
+        '<table class="properties-table" aria-label="Properties">\n'
+        f"<tbody>\n{rows}</tbody>\n</table>\n</div>\n"
+    )
+
+
+def _property_value(key: str, value: object, context: _Context, depth: int) -> str:
+    """One property's value as HTML: lists as chips (a `tags` list as tags), a mapping as a nested table,
+    a boolean as a checkbox, a wikilink as a link, anything else as text."""
+    if depth == 0 and key.lower() in ("tags", "tag"):
+        items: list[object] = value if isinstance(value, list) else _TAG_SPLIT.split(str(value or ""))
+        chips = "".join(_property_tag(item) for item in items if item is not None and str(item).strip())
+        return f'<ul class="property-list">{chips}</ul>' if chips else _EMPTY_PROPERTY
+    if isinstance(value, list):
+        chips = "".join(
+            f'<li class="property-chip">{_property_value(key, item, context, depth + 1)}</li>'
+            for item in value
+        )
+        return f'<ul class="property-list">{chips}</ul>' if chips else _EMPTY_PROPERTY
+    if isinstance(value, dict):
+        if depth >= _MAX_PROPERTY_DEPTH:
+            flat = json.dumps(value, default=str, ensure_ascii=False)
+            return f'<code class="property-json">{escapeHtml(flat)}</code>'
+        rows = "".join(
+            f'<tr><th scope="row">{escapeHtml(str(name))}</th>'
+            f"<td>{_property_value(str(name), item, context, depth + 1)}</td></tr>"
+            for name, item in value.items()
+        )
+        return f'<table class="properties-table properties-nested"><tbody>{rows}</tbody></table>'
+    if value is None or value == "":
+        return _EMPTY_PROPERTY
+    if isinstance(value, bool):
+        checked = ' checked=""' if value else ""
+        return (
+            f'<input type="checkbox" class="property-checkbox" disabled=""{checked}'
+            f' aria-label="{"true" if value else "false"}">'
+        )
+    if isinstance(value, int | float):
+        return f'<span class="property-number">{escapeHtml(str(value))}</span>'
+    text = str(value)
+    if _WIKILINK_VALUE.fullmatch(text.strip()):
+        rendered: str = _PARSER.renderInline(text.strip(), {_ENV_KEY: context})
+        return rendered
+    return f'<span class="property-text">{escapeHtml(text)}</span>'
+
+
+_EMPTY_PROPERTY = '<span class="property-empty" aria-label="empty">—</span>'
+
+
+def _property_tag(item: object) -> str:
+    text = str(item).strip()
+    tag = normalize_tag(text)
+    if tag is None:
+        return f'<li class="property-chip">{escapeHtml(text)}</li>'
+    return f'<li class="property-chip property-tag"><span class="tag" data-tag="{escapeHtml(tag)}">#{escapeHtml(tag)}</span></li>'
+
+
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "tasklists": True})
     md.enable("table").enable("strikethrough")
+    md.use(footnote_plugin)  # `[^1]` and `^[inline]`, moved to the end by its `footnote_tail` core rule
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.inline.ruler.before("link", "hashtag", _tag_rule)
-    md.core.ruler.after("inline", "ragdown_links", _resolve_links)
+    md.inline.ruler.before("emphasis", "mark", _mark_rule)
+    md.inline.ruler2.before("emphasis", "mark", _mark_post)
+    md.core.ruler.after("block", "ragdown_callouts", _callouts)
+    # After the footnotes are moved, so links in them are resolved and their blocks get `data-line`.
+    md.core.ruler.after("footnote_tail", "ragdown_links", _resolve_links)
     md.core.ruler.after("ragdown_links", "ragdown_block_ids", _hide_block_ids)
+    md.core.ruler.after("ragdown_block_ids", "ragdown_tasks", _task_items)
     md.add_render_rule("wikilink", _render_wikilink)
     md.add_render_rule("hashtag", _render_hashtag)
+    md.add_render_rule("footnote_ref", _render_footnote_ref)
+    md.add_render_rule("footnote_block_open", _render_footnote_block_open)
+    md.add_render_rule("footnote_open", _render_footnote_open)
+    md.add_render_rule("footnote_anchor", _render_footnote_anchor)
     return md
 
 

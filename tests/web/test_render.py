@@ -235,8 +235,12 @@ def test_fragment_links_become_in_page_anchors() -> None:
 def test_frontmatter_is_shown_apart_and_lines_keep_their_numbers() -> None:
     html = render("---\ntitle: T\ntags: [a]\n---\n# Heading\n\ntext\n")
     parsed = Elements(html)
-    assert parsed.one("pre") == {"class": "frontmatter", "data-line": "1"}
-    assert "title: T\ntags: [a]" in html
+    assert parsed.one("div") == {"class": "properties", "data-line": "1"}
+    assert [row.get("scope") for row in parsed.all("th")] == ["row", "row"]
+    assert "title" in parsed.text
+    assert "T" in parsed.text
+    assert not parsed.all("pre")
+    assert "title: T" not in html
     assert parsed.one("h1")["data-line"] == "5"
     assert parsed.one("p")["data-line"] == "7"
     assert not parsed.all("hr")

@@ -105,7 +105,7 @@ def test_document_view_follows_links_and_shows_embeds_images_and_backlinks(
     page = open_page(ui_server, "/#/d/work/Home.md")
     preview = page.locator("#preview")
     expect(preview.locator("h1")).to_have_text("Home")
-    expect(preview.locator("pre.frontmatter")).to_contain_text("tags: [index]")
+    expect(preview.locator(".properties .tag")).to_have_text(["#index"])
     image = preview.locator("img.embed-image")
     expect(image).to_have_attribute("src", re.compile(r"^blob:"))
     page.wait_for_function("document.querySelector('#preview img.embed-image').naturalWidth === 40")

@@ -137,5 +137,6 @@ export const api = {
   resolve: (from, link) => request("GET", "/api/resolve", { query: { from, link } }),
   move: (from, to) => request("POST", "/api/move", { body: { from, to } }),
   backlinks: (path, signal) => request("GET", "/api/backlinks", { query: { path }, signal }),
+  outline: (path, signal) => request("GET", "/api/outline", { query: { path }, signal }),
   file: (path, signal) => request("GET", "/api/file", { query: { path }, raw: true, signal }),
 };

@@ -163,6 +163,75 @@ export function basename(path) {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
+// --- Markdown as plain text ---------------------------------------------------------------------
+
+/** A wikilink's text as the preview shows it (render.py): the shown text, else `name > heading`. */
+function wikilinkLabel(inner) {
+  const bar = inner.search(/\\?\|/);
+  const target = (bar < 0 ? inner : inner.slice(0, bar)).trim();
+  const shown =
+    bar < 0
+      ? ""
+      : inner
+          .slice(bar)
+          .replace(/^\\?\|/, "")
+          .trim();
+  if (shown && !/^\d+(\s*x\s*\d+)?$/.test(shown)) return shown;
+  const hash = target.indexOf("#");
+  const name = (hash < 0 ? target : target.slice(0, hash)).trim();
+  const anchor = hash < 0 ? "" : target.slice(hash + 1).trim();
+  if (!anchor || anchor.startsWith("^")) return name;
+  return name ? `${name} > ${anchor}` : anchor;
+}
+
+const EMPHASIS_OPEN = /(^|[\s([{"'])(\*{1,3}|~~|==)(?=\S)/gm;
+const EMPHASIS_CLOSE = /(\S)(\*{1,3}|~~|==)(?=$|[\s)\]}"'.,;:!?*=~])/gm;
+
+/**
+ * Markdown as the text a reader sees, on one line: for search-hit snippets and outline titles.
+ * Wikilinks and embeds become their label, `[text](url)` its text, and the markers of headings,
+ * quotes and callouts, lists and task boxes, emphasis, highlights, code, tables and footnotes go.
+ */
+export function plainText(markdown) {
+  return (
+    String(markdown || "")
+      .replace(/\r\n?/g, "\n")
+      .replace(/(?<!\\)!?\[\[([^[\]\n]+?)\]\]/g, (_, inner) => wikilinkLabel(inner))
+      // Escaped characters are held apart until the end, so no rule below reads them as markup.
+      .replace(/\\([!-/:-@[-`{-~])/g, (_, ch) => `\uE000${ch.charCodeAt(0)}\uE001`)
+      // Block structure, line by line.
+      .replace(/^[ \t]*(```|~~~).*$/gm, "")
+      .replace(/^[ \t]{0,3}([-*_])([ \t]*\1){2,}[ \t]*$/gm, "")
+      .replace(/^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/gm, "")
+      .replace(/^[ \t]*(>[ \t]?)+/gm, "")
+      .replace(/^[ \t]*\[![\w-]+\][+-]?[ \t]*/gm, "")
+      .replace(/^[ \t]{0,3}#{1,6}(?=[ \t]|$)[ \t]*/gm, "")
+      .replace(/[ \t]+#+[ \t]*$/gm, "")
+      .replace(/^[ \t]*([-*+]|\d{1,9}[.)])[ \t]+(\[[ xX]\][ \t]+)?/gm, "")
+      .replace(/^\[\^[^\]\s]+\]:[ \t]*/gm, "")
+      // Markdown links and images (wikilinks went first, before `\|` in a table was held apart).
+      .replace(/!\[([^\]\n]*)\]\([^)\n]*\)/g, "$1")
+      .replace(/\[([^\]\n]*)\]\((?:[^()\n]|\([^)\n]*\))*\)/g, "$1")
+      .replace(/\[([^\]\n]+)\]\[[^\]\n]*\]/g, "$1")
+      .replace(/\[\^[^\]\s]+\]/g, "")
+      .replace(/\^\[([^\]\n]*)\]/g, " ($1)")
+      .replace(/<((?:https?|mailto):[^>\s]+)>/gi, "$1")
+      .replace(/(^|\s)\^[A-Za-z0-9-]+(?=\s*$)/gm, "$1")
+      // Inline markers: code, emphasis, strikethrough, highlights; `_` only at word edges.
+      .replace(/`+/g, "")
+      .replace(EMPHASIS_OPEN, "$1")
+      .replace(EMPHASIS_OPEN, "$1")
+      .replace(EMPHASIS_CLOSE, "$1")
+      .replace(EMPHASIS_CLOSE, "$1")
+      .replace(/(^|[^\p{L}\p{N}_])_{1,3}(?=\S)/gu, "$1")
+      .replace(/(\S)_{1,3}(?=[^\p{L}\p{N}_]|$)/gu, "$1")
+      .replace(/[ \t]*\|[ \t]*/g, " ")
+      .replace(/\s+/g, " ")
+      .trim()
+      .replace(/\uE000(\d+)\uE001/g, (_, code) => String.fromCharCode(Number(code)))
+  );
+}
+
 export function isMarkdown(path) {
   return /\.(md|markdown|mdx)$/i.test(path);
 }

@@ -12,6 +12,7 @@ import {
   hitSimilarity,
   mount,
   notice,
+  plainText,
   plural,
   relPath,
   spinner,
@@ -299,7 +300,7 @@ export class FolderPane {
         "ol",
         { class: "hit-list", "aria-label": "Search results" },
         hits.map((hit) => {
-          const crumb = hit.breadcrumb || [hit.title, hit.heading].filter(Boolean).join(" › ");
+          const crumb = plainText(hit.breadcrumb || [hit.title, hit.heading].filter(Boolean).join(" › "));
           return h(
             "li",
             {},
@@ -428,8 +429,9 @@ export class FolderPane {
   }
 }
 
+/** A hit's text as a reader sees it (no Markdown markers, wikilinks by their label), cut short. */
 function snippetOf(text) {
-  const flat = (text || "").replace(/\s+/g, " ").trim();
+  const flat = plainText(text);
   return flat.length > 220 ? `${flat.slice(0, 220)}…` : flat;
 }
 

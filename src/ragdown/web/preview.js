@@ -3,8 +3,10 @@
 // - it is parsed in an inert <template> first, so no image starts loading without the token;
 //   attachments are then fetched with the bearer header and shown through blob URLs;
 // - note embeds (`![[Note]]`) are expanded in place, two levels deep;
-// - clicks on missing wikilinks, in-page anchors, attachments and #tags are handled here;
+// - clicks on missing wikilinks, in-page anchors, footnotes, attachments and #tags are handled here;
 // - helpers scroll to a source line (every block has `data-line`) or a heading.
+//
+// Callouts (`<details class="callout">` when foldable) and task checkboxes need no script.
 //
 // The server's `html` is the only HTML this UI ever assigns to innerHTML: render.py escapes the
 // document's own HTML and drops unsafe URLs.
@@ -157,14 +159,32 @@ function lineElements(container) {
   return [...container.querySelectorAll("[data-line]")].filter((el) => !el.closest(".embed-body"));
 }
 
-/** Scrolls to the block holding `line` and marks the blocks from `line` to `end`. */
-export function scrollToLine(container, line, end = line) {
-  const elements = lineElements(container);
+/**
+ * The rendered block `line` is in: the last one starting on it or before. `footnotes: false` leaves
+ * out the footnotes, which render.py moves to the end whatever line they were written on.
+ */
+export function blockAtLine(container, line, { footnotes = true } = {}) {
   let target = null;
-  for (const el of elements) {
+  for (const el of lineElements(container)) {
+    if (!footnotes && el.closest(".footnotes")) continue;
     const at = Number(el.dataset.line);
     if (at <= line && (!target || at >= Number(target.dataset.line))) target = el;
   }
+  return target;
+}
+
+/** Draws the eye to `el` for a moment (the `flash` animation in style.css). */
+export function flash(el) {
+  el.classList.remove("flash");
+  void el.offsetWidth; // restart the animation when the same block flashes again
+  el.classList.add("flash");
+  el.addEventListener("animationend", () => el.classList.remove("flash"), { once: true });
+}
+
+/** Scrolls to the block holding `line` and marks the blocks from `line` to `end`. */
+export function scrollToLine(container, line, end = line) {
+  const elements = lineElements(container);
+  const target = blockAtLine(container, line);
   if (!target) return false;
   for (const el of elements) {
     const at = Number(el.dataset.line);
@@ -176,10 +196,15 @@ export function scrollToLine(container, line, end = line) {
   return true;
 }
 
-export function scrollToHeading(container, anchor) {
-  const heading = [...container.querySelectorAll(HEADINGS)]
+/** The document's own heading named `anchor` (its text or its slug), or undefined. */
+export function findHeading(container, anchor) {
+  return [...container.querySelectorAll(HEADINGS)]
     .filter((el) => !el.closest(".embed-body"))
     .find((el) => headingMatches(el, anchor));
+}
+
+export function scrollToHeading(container, anchor) {
+  const heading = findHeading(container, anchor);
   if (!heading) return false;
   heading.classList.add("line-hit");
   heading.scrollIntoView({ block: "start" });
@@ -204,10 +229,31 @@ async function onClick(event, container, options) {
   } else if (link.classList.contains("missing")) {
     event.preventDefault();
     await followMissing(link, options);
+  } else if (link.dataset.footnote || link.dataset.footnoteBack) {
+    event.preventDefault();
+    const found = link.dataset.footnote
+      ? inSameDocument(container, link, `[data-footnote-id="${CSS.escape(link.dataset.footnote)}"]`)
+      : inSameDocument(container, link, `[data-footnote-ref="${CSS.escape(link.dataset.footnoteBack)}"]`);
+    if (found) {
+      found.scrollIntoView({ block: "center" });
+      flash(found);
+      const focusable = link.dataset.footnote
+        ? found.querySelector(".footnote-backref")
+        : found.querySelector("a");
+      if (focusable) focusable.focus({ preventScroll: true });
+    }
   } else if (link.dataset.anchor && link.getAttribute("href") === "#") {
     event.preventDefault();
     if (!scrollToHeading(container, link.dataset.anchor)) toast(`No heading “${link.dataset.anchor}” here.`);
   }
+}
+
+/** The element matching `selector` in the same document as `el`: the page's own, or one embed's. */
+function inSameDocument(container, el, selector) {
+  const scope = el.closest(".embed-body") || container;
+  return [...scope.querySelectorAll(selector)].find(
+    (found) => (found.closest(".embed-body") || container) === scope,
+  );
 }
 
 function openFile(path, files) {

@@ -1,9 +1,11 @@
-// One document: the rendered preview, its superseded banner, backlinks, and Edit, Move and Delete.
+// One document: the rendered preview with its outline beside it, its superseded banner, backlinks,
+// and Edit, Move and Delete.
 
 import { api, ApiError } from "./api.js";
-import { badge, basename, h, mount, notice, relPath, spinner, tagChips } from "./dom.js";
+import { badge, basename, h, mount, notice, plainText, relPath, spinner, tagChips } from "./dom.js";
 import { ask, choose, confirmDialog, toast, toastError } from "./dialogs.js";
 import { newDocument } from "./folder-pane.js";
+import { mountOutline } from "./outline.js";
 import { FileCache, fillPreview, scrollToHeading, scrollToLine } from "./preview.js";
 import { navigate, routes } from "./router.js";
 import { docsChanged, readOnly } from "./state.js";
@@ -32,6 +34,12 @@ export async function renderDoc(main, route, { signal, pane }) {
   if (signal.aborted) return { dispose: () => files.dispose() };
 
   const preview = h("article", { class: "preview", id: "preview", "aria-label": "Document" });
+  const outlineEl = h("nav", {
+    class: "doc-outline",
+    id: "doc-outline",
+    "aria-label": "Outline",
+    hidden: true,
+  });
   const backlinksEl = h(
     "section",
     { class: "backlinks", "aria-label": "Backlinks" },
@@ -91,12 +99,21 @@ export async function renderDoc(main, route, { signal, pane }) {
             ". Search and hook context skip it.",
           )
         : null,
-      preview,
-      backlinksEl,
       h(
-        "p",
-        { class: "doc-foot muted" },
-        `${doc.total_lines ?? ""} lines · hash ${String(doc.hash || "").slice(0, 12)}`,
+        "div",
+        { class: "doc-layout" },
+        outlineEl,
+        h(
+          "div",
+          { class: "doc-main" },
+          preview,
+          backlinksEl,
+          h(
+            "p",
+            { class: "doc-foot muted" },
+            `${doc.total_lines ?? ""} lines · hash ${String(doc.hash || "").slice(0, 12)}`,
+          ),
+        ),
       ),
     ),
   );
@@ -115,8 +132,15 @@ export async function renderDoc(main, route, { signal, pane }) {
   if (line > 0) scrollToLine(preview, line, end);
   else if (heading) scrollToHeading(preview, heading);
 
+  const outline = mountOutline(outlineEl, { path, preview, signal });
   loadBacklinks(path, backlinksEl, signal);
-  return { dispose: () => files.dispose(), focusTarget: line > 0 || heading ? null : "doc-title" };
+  return {
+    dispose: () => {
+      outline.dispose();
+      files.dispose();
+    },
+    focusTarget: line > 0 || heading ? null : "doc-title",
+  };
 }
 
 async function loadBacklinks(path, host, signal) {
@@ -151,7 +175,7 @@ async function loadBacklinks(path, host, signal) {
                         "a",
                         { href: routes.doc(link.path, { line: item.line }) },
                         h("span", { class: "line-no" }, String(item.line)),
-                        h("span", { class: "line-text" }, item.text),
+                        h("span", { class: "line-text" }, plainText(item.text)),
                       ),
                     ),
                   ),
