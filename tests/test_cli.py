@@ -72,6 +72,7 @@ def test_search_prints_one_line_per_hit_and_recall_json(tmp_path: Path) -> None:
         "tags",
         "modified",
         "text",
+        "node_id",
     ]
     assert (hit["path"], hit["heading"], hit["text"]) == (
         "ops/backups.md",

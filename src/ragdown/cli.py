@@ -18,6 +18,7 @@ from ragdown.logs import setup_logging
 from ragdown.paths import normalise_prefix
 from ragdown.runtime import Runtime
 from ragdown.search.format import cli_line, recall_json
+from ragdown.search.outline import DEFAULT_DEPTH, check_depth
 from ragdown.search.scope import normalise_tag
 
 
@@ -48,6 +49,15 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("--path-prefix")
     se.add_argument("--tag")
     se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
+
+    ol = sub.add_parser("outline", help="a folder's documents, or a document's sections (syncs first)")
+    ol.add_argument("dir", type=Path)
+    ol.add_argument(
+        "path", nargs="?", help="a document (a path or wikilink target); left out, the folder tree"
+    )
+    ol.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="levels shown, 1-10 (default 2)")
+    ol.add_argument("--node", help="open this node's subtree")
+    ol.add_argument("--json", action="store_true", help="the tree as JSON")
 
     from ragdown.evaluation.command import add_parser as add_eval_parser
 
@@ -130,6 +140,47 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _outline(settings: Settings, args: argparse.Namespace) -> int:
+    from ragdown.scope import Scope
+    from ragdown.tools.context import ToolContext
+    from ragdown.tools.outline import OutlineArgs, outline_text
+    from ragdown.tools.read import locate_document
+
+    engine = _engine(settings, args.dir)
+    try:
+        if engine.indexer is not None:
+            engine.sync()
+        check_depth(args.depth)
+        ctx = ToolContext(runtime=Runtime(settings, engine), scope=Scope(root=engine.root, folder=""))
+        if not args.json:
+            print(outline_text(ctx, OutlineArgs(path=args.path, depth=args.depth, node_id=args.node)))
+            return 0
+        store = engine.require_store()
+        if args.path:
+            docs_path, _anchor, _via = locate_document(ctx, store, args.path)
+            tree = store.tree_of(docs_path)
+            if tree is None:
+                raise Refusal("not_found", f"{args.path} is not indexed")
+            body: dict[str, object] = {"path": docs_path, "tree": tree.as_json()}
+        else:
+            tokens = store.document_tokens(FileFilter(hide_superseded=False))
+            body = {
+                "documents": [
+                    {
+                        "path": f.path,
+                        "title": f.title,
+                        "description": f.description,
+                        "tokens": tokens.get(f.path, 0),
+                    }
+                    for f in store.list_files(FileFilter(hide_superseded=False))
+                ]
+            }
+        print(json.dumps(body, ensure_ascii=False))
+    finally:
+        engine.close()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -151,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _index(settings, args)
         if args.command == "search":
             return _search(settings, args)
+        if args.command == "outline":
+            return _outline(settings, args)
         if args.command == "eval":
             from ragdown.evaluation.command import run as run_eval
 

@@ -183,6 +183,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Hide the write tools, and refuse uploads, deletes and folder changes other than settings."),
     Setting("disabled_tools", "RAGDOWN_DISABLED_TOOLS", "list", (), "Disabled tools",
             "Tools to leave out, comma-separated."),
+    Setting("toolset", "RAGDOWN_TOOLSET", "str", None, "Tool set",
+            "The tools an MCP endpoint offers: ragdown (unset), markindex, or a comma-separated union. Under "
+            "stdio it wins over the folder's toolset setting; under serve it is the default of folders without "
+            "one, and ?toolset= on an MCP URL wins over both."),
     Setting("notes_dir", "RAGDOWN_NOTES_DIR", "str", "notes", "Notes directory",
             "Where ragdown_remember writes, relative to each folder.", check=check_notes_dir),
     Setting("text_limit", "RAGDOWN_TEXT_LIMIT", "int", 2000, "Characters per hit",
@@ -296,6 +300,7 @@ class Settings:
     read_only: bool = False
     disabled_tools: frozenset[str] = frozenset()
     notes_dir: str = "notes"
+    toolset: str | None = None
     text_limit: int = 2000
     max_per_document: int = 0
     follow_links: int = 0
@@ -333,6 +338,7 @@ class Settings:
             read_only=values["read_only"],
             disabled_tools=frozenset(values["disabled_tools"]),
             notes_dir=values["notes_dir"],
+            toolset=values["toolset"],
             text_limit=values["text_limit"],
             max_per_document=values["max_per_document"],
             follow_links=values["follow_links"],

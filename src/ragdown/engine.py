@@ -386,6 +386,8 @@ class Engine:
                 watch.stop(timeout=0)
             if self.watcher is not None:
                 self.watcher.stop()
+            if self.indexer is not None and not self.indexer.shut_down():
+                log.warning("a sync did not stop within 10 s; closing the index under it")
             self._lock.release()
             if self.store is not None:
                 self.store.close()

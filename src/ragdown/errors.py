@@ -7,7 +7,7 @@ code of `ragdown.http.errors` with `{error, code?}`. Anything else is a bug (a 5
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal[
     "invalid",  # the request cannot be used as it is (a bad path, argument or body)
@@ -20,11 +20,17 @@ Kind = Literal[
 
 
 class Refusal(Exception):
-    def __init__(self, kind: Kind, message: str, code: str | None = None) -> None:
+    """`code` tags a refusal a caller may test for (`changed`, `too_large`); `details` carries what a face
+    may show besides the message (MarkIndex's envelopes show them: similar names of a missing document)."""
+
+    def __init__(
+        self, kind: Kind, message: str, code: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.kind: Kind = kind
         self.message = message
         self.code = code
+        self.details = details or {}
 
 
 def bad_request(message: str) -> Refusal:

@@ -41,6 +41,7 @@ class FolderSettings:
     mcp: bool
     hook: HookOverrides
     created_by: str | None = None
+    toolset: str | None = None  # the tool set its MCP endpoint offers (`toolsets`); None: the server's
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,6 +89,7 @@ def folder_settings(directory: Path, name: str | None = None) -> FolderSettings:
         mcp=raw.get("mcp") is True,
         hook=parse_hook(raw.get("hook"), where=str(directory / SETTINGS_FILE)),
         created_by=created_by if isinstance(created_by, str) and created_by else None,
+        toolset=toolset if isinstance(toolset := raw.get("toolset"), str) and toolset.strip() else None,
         raw=raw,
     )
 

@@ -13,25 +13,21 @@ from typing import Any
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
-from ragdown import __version__
-from ragdown.config import Settings
+from ragdown import __version__, toolsets
+from ragdown.config import ConfigError, Settings
 from ragdown.engine import Engine, NotReady
 from ragdown.errors import Refusal
 from ragdown.index.embedders import min_score_warning
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from ragdown.tools import ALL_TOOLS, AnyTool, visible_tools
+from ragdown.tools.base import Failure, ProtocolError
 from ragdown.tools.context import ToolContext
+from ragdown.toolsets import ragdown_instructions
 
 log = logging.getLogger(__name__)
-
-
-def instructions(title: str) -> str:
-    return (
-        f'Search the "{title}" folder of the user\'s Markdown documents. Call ragdown_recall before '
-        "answering a question the documents might cover, then ragdown_read_doc to read around a hit."
-    )
 
 
 def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
@@ -47,18 +43,30 @@ async def call_tool(
     try:
         return text_result(await spec.call(ctx, args))
     except Refusal as err:
-        return text_result(err.message, error=True)
+        failure = Failure(err.message, err.kind, err.code, err.details)
     except NotReady as err:
-        return text_result(f"{name}: the index is not available: {err}", error=True)
+        failure = Failure(f"{name}: the index is not available: {err}", "unavailable")
     except Exception as err:
         log.exception("%s failed", name)
-        return text_result(
-            f"{name} failed unexpectedly: {err}. Try again; if it persists, check the server log.", error=True
+        failure = Failure(
+            f"{name} failed unexpectedly: {err}. Try again; if it persists, check the server log.", "internal"
         )
+    if spec.failure is None:
+        return text_result(failure.message, error=True)
+    try:
+        return text_result(spec.failure(failure), error=True)
+    except ProtocolError as err:
+        raise MCPError(err.code, err.message) from None
 
 
 def build_server(
-    runtime: Runtime, scope: Scope, *, name: str, title: str, tools: tuple[AnyTool, ...] = ALL_TOOLS
+    runtime: Runtime,
+    scope: Scope,
+    *,
+    name: str,
+    title: str,
+    tools: tuple[AnyTool, ...] = ALL_TOOLS,
+    instructions: str | None = None,
 ) -> Server[Any]:
     visible = {t.name: t for t in visible_tools(runtime.settings, tools)}
     listing = [
@@ -89,7 +97,7 @@ def build_server(
     return Server(
         name,
         version=__version__,
-        instructions=instructions(title),
+        instructions=instructions if instructions is not None else ragdown_instructions(title),
         get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
@@ -106,12 +114,26 @@ def warn_about_min_score(runtime: Runtime) -> None:
 
 async def run_stdio(settings: Settings) -> None:
     docs = settings.require_docs_dir()
+    scope = Scope(root=docs, folder="")
+    folder = scope.settings()
+    title = folder.title
+    try:
+        selection = toolsets.select(settings.toolset or folder.toolset)
+    except Refusal as err:
+        where = "RAGDOWN_TOOLSET" if settings.toolset else f"the toolset of {docs}/.ragdown.json"
+        raise ConfigError(f"{where}: {err.message}") from None
     engine = Engine(settings, "stdio", docs_dir=docs)
     engine.start()
     runtime = Runtime(settings, engine)
     warn_about_min_score(runtime)
-    scope = Scope(root=docs, folder="")
-    server = build_server(runtime, scope, name="ragdown", title=scope.settings().title)
+    server = build_server(
+        runtime,
+        scope,
+        name="ragdown",
+        title=title,
+        tools=selection.tools,
+        instructions=selection.instructions(title),
+    )
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -54,7 +54,7 @@ def npx_env() -> dict[str, str]:
     return env
 
 
-def inspect(tmp_path: Path, docs: Path, *method: str) -> tuple[dict[str, Any], int]:
+def inspect(tmp_path: Path, docs: Path, *method: str, **env: str) -> tuple[dict[str, Any], int]:
     """One Inspector CLI run against a fresh `ragdown stdio`: its JSON answer and exit status."""
     assert NPX is not None
     server_env = {
@@ -62,6 +62,7 @@ def inspect(tmp_path: Path, docs: Path, *method: str) -> tuple[dict[str, Any], i
         "RAGDOWN_DOCS_DIR": str(docs),
         "RAGDOWN_DATA_DIR": str(tmp_path / "data"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        **env,
     }
     flags = [arg for key, value in server_env.items() for arg in ("-e", f"{key}={value}")]
     command = [NPX, "-y", INSPECTOR, "--cli", *flags, sys.executable, "-m", "ragdown.cli", "stdio", *method]
@@ -102,6 +103,7 @@ def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
             "ragdown_edit",
             "ragdown_list",
             "ragdown_move",
+            "ragdown_outline",
             "ragdown_read_doc",
             "ragdown_recall",
             "ragdown_reindex",
@@ -149,3 +151,43 @@ def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(tmp_path: P
     )
     assert refused["isError"] is True
     assert "outside the docs folder" in refused["content"][0]["text"]
+
+
+@pytest.mark.usefixtures("downloaded")
+def test_the_inspector_drives_the_markindex_tool_set(tmp_path: Path, docs: Path) -> None:
+    """A MarkIndex client's calls, unchanged: list the five tools, walk to a node, read it, search."""
+    write(docs, "guides/setup.md", BACKUPS)
+    listed, status = inspect(tmp_path, docs, "--method", "tools/list", RAGDOWN_TOOLSET="markindex")
+    assert status == 0
+    assert sorted(t["name"] for t in listed["tools"]) == [
+        "browse_documents",
+        "get_document",
+        "get_document_structure",
+        "get_node_content",
+        "search_documents",
+    ]
+    assert all(t["annotations"]["readOnlyHint"] is True for t in listed["tools"])
+
+    def call(tool: str, **arguments: str) -> dict[str, Any]:
+        args = [arg for key, value in arguments.items() for arg in ("--tool-arg", f"{key}={value}")]
+        answer, code = inspect(
+            tmp_path, docs, "--method", "tools/call", "--tool-name", tool, *args, RAGDOWN_TOOLSET="markindex"
+        )
+        body: dict[str, Any] = json.loads(answer["content"][0]["text"])
+        # A failure is still an envelope for MarkIndex's clients, and an isError result for every client
+        # (the Inspector exits non-zero on one).
+        assert (code == 0, answer.get("isError", False)) == (body["success"], not body["success"]), answer
+        return body
+
+    browsed = call("browse_documents")
+    assert browsed["success"] is True
+    assert "guides/setup.md" in [d["doc_path"] for d in browsed["data"]["documents"]]
+    structure = call("get_document_structure", doc_path="guides/setup.md")
+    (root,) = structure["data"]["nodes"]
+    assert root["title"] == "Backups"
+    assert root["key_items"] == ["Backups", "Restore"]
+    found = call("search_documents", query="pg_restore", folder="guides")
+    assert [r["doc_path"] for r in found["data"]["results"]] == ["guides/setup.md"], found
+    missing = call("get_document", doc_path="guides/setpu.md")
+    assert (missing["success"], missing["code"]) == (False, "DOCUMENT_NOT_FOUND")
+    assert missing["details"]["suggestions"][0] == "guides/setup.md"

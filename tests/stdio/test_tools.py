@@ -21,6 +21,7 @@ READ_TOOLS = [
     "ragdown_backlinks",
     "ragdown_context",
     "ragdown_list",
+    "ragdown_outline",
     "ragdown_read_doc",
     "ragdown_recall",
     "ragdown_stats",
@@ -77,6 +78,7 @@ async def test_leaves_out_the_tools_it_is_told_to(docs: Path, connect: Connect) 
         assert await s.tool_names() == [
             "ragdown_backlinks",
             "ragdown_list",
+            "ragdown_outline",
             "ragdown_read_doc",
             "ragdown_recall",
         ]

@@ -6,7 +6,10 @@ Everything here is pure data. Paths are POSIX, relative to the folder the docume
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ragdown.documents.tree import Node
 
 HEADING_SEPARATOR = " › "  # U+203A with a space on each side
 
@@ -21,6 +24,7 @@ class Chunk:
     text: str
     start_line: int
     end_line: int
+    node_id: str = ""  # the section-tree node the chunk starts in (`tree.Node.deepest_at`)
 
     @property
     def embed_text(self) -> str:
@@ -67,3 +71,4 @@ class Document:
     chunks: tuple[Chunk, ...]
     links: tuple[Link, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    tree: Node | None = None  # its sections as an outline (`tree.py`); None only for a file that failed

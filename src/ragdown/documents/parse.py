@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragdown.documents.blocks import BlockScan, scan_blocks
 from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines
 from ragdown.documents.frontmatter import frontmatter_of_lines
@@ -9,6 +11,7 @@ from ragdown.documents.links import links_in_lines
 from ragdown.documents.meta import meta_from_parts
 from ragdown.documents.model import Chunk, Document, DocumentMeta
 from ragdown.documents.text import normalize_text, split_lines, stem
+from ragdown.documents.tree import Node, tree_of
 
 
 def decode_text(raw: bytes | str) -> tuple[str, tuple[str, ...]]:
@@ -38,7 +41,11 @@ def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]
     body_start = front.body_start_line - 1
     scan = scan_blocks(lines, body_start)
     meta = meta_from_parts(front.data, lines, body_start, scan, path)
-    chunks = chunk_lines(lines, body_start, scan, meta.title, max_chunk_chars)
+    tree = tree_of(lines, body_start, scan, meta.title)
+    chunks = [
+        replace(c, node_id=tree.deepest_at(c.start_line).node_id)
+        for c in chunk_lines(lines, body_start, scan, meta.title, max_chunk_chars)
+    ]
     links = links_in_lines(lines, scan)
     return Document(
         path=path,
@@ -46,6 +53,7 @@ def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]
         chunks=tuple(chunks),
         links=tuple(links),
         warnings=(*warnings, *front.warnings),
+        tree=tree,
     )
 
 
@@ -55,6 +63,12 @@ def _fallback(path: str, text: str, warnings: tuple[str, ...]) -> Document:
     title = stem(path)
     try:
         chunks = chunk_lines(lines, 0, BlockScan(), title, MAX_CHUNK_CHARS)
+        tree: Node | None = tree_of(lines, 0, BlockScan(), title)
     except Exception:
         chunks = [Chunk(0, "", title, title, 1, 1)]
-    return Document(path=path, meta=DocumentMeta(title=title), chunks=tuple(chunks), warnings=warnings)
+        tree = None
+    if tree is not None:
+        chunks = [replace(c, node_id=tree.node_id) for c in chunks]
+    return Document(
+        path=path, meta=DocumentMeta(title=title), chunks=tuple(chunks), warnings=warnings, tree=tree
+    )

@@ -20,7 +20,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown import __version__, config, door
+from ragdown import __version__, config, door, toolsets
 from ragdown.atomic import sha256_hex
 from ragdown.config import HOOK_KEYS
 from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
@@ -140,6 +140,8 @@ class Api:
         }
         if fs.created_by:
             out["created_by"] = fs.created_by
+        if fs.toolset:
+            out["toolset"] = fs.toolset
         return out
 
     def store_counts(self) -> dict[str, tuple[int, int]]:
@@ -296,6 +298,14 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
         data["mcp"] = body["mcp"]
     if "hook" in body:
         data = _patched_hook(data, body["hook"])
+    if "toolset" in body:
+        toolset = body["toolset"]
+        if toolset is None or toolset == "":
+            data.pop("toolset", None)
+        elif not isinstance(toolset, str):
+            raise bad_request("toolset must be text: a tool set's name, or several comma-separated")
+        else:
+            data["toolset"] = ",".join(toolsets.select(toolset).names)
     new_name = body.get("name")
     if new_name is not None and new_name != name:
         api.refuse_read_only("Renaming a folder")
@@ -560,6 +570,16 @@ async def backlinks(api: Api, request: Request) -> Response:
     for item in result["backlinks"]:
         item["path"] = prefix + item["path"]
     return ok({"path": path, "backlinks": result["backlinks"]})
+
+
+async def outline(api: Api, request: Request) -> Response:
+    """One indexed document's section tree, whole: the web UI's outline beside the document."""
+    path = _param(request, "path")
+    store = api.engine.require_store()
+    tree = await asyncio.to_thread(store.tree_of, path)
+    if tree is None:
+        raise not_found(f"no such document: {path}")
+    return ok({"path": path, "tree": tree.as_json()})
 
 
 async def get_file(api: Api, request: Request) -> Response:

@@ -18,8 +18,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
+from ragdown import toolsets
 from ragdown.engine import NotReady
-from ragdown.errors import Refusal, not_found, printable
+from ragdown.errors import Refusal, bad_request, not_found, printable
 from ragdown.folders import folder_settings, list_folders
 from ragdown.http import api as routes
 from ragdown.http.errors import error, refused
@@ -29,7 +30,7 @@ from ragdown.paths import is_text
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope as DocScope
 from ragdown.scope import open_scope
-from ragdown.tools import ROOT_TOOLS
+from ragdown.tools import ROOT_TOOLS, AnyTool
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ API: dict[str, dict[str, Route]] = {
     "/api/resolve": {"GET": routes.resolve},
     "/api/move": {"POST": routes.move},
     "/api/backlinks": {"GET": routes.backlinks},
+    "/api/outline": {"GET": routes.outline},
     "/api/file": {"GET": routes.get_file},
 }
 FOLDER_API: dict[str, FolderRoute] = {"PATCH": routes.patch_folder, "DELETE": routes.delete_folder}
@@ -179,22 +181,41 @@ class RagdownApp:
             body = NOT_FOUND_MCP if scope["path"] != "/mcp" else {"error": "Pick a folder: /mcp/<folder>"}
             await JSONResponse(body, status_code=404)(scope, receive, send)
             return
-        doc_scope, name, title, tools = found
+        doc_scope, name, title, folder_toolset = found
+        try:
+            tools, instructions = self._tools_for(
+                doc_scope, request.query_params.get("toolset"), folder_toolset
+            )
+        except Refusal as err:
+            await refused(err)(scope, receive, send)
+            return
         server = build_server(
-            self.runtime, doc_scope, name=name, title=title, **({"tools": tools} if tools else {})
+            self.runtime, doc_scope, name=name, title=title, tools=tools, instructions=instructions(title)
         )
         manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
         async with manager.run():
             await manager.handle_request(scope, receive, send)
 
-    def _mcp_scope(self, path: str) -> tuple[DocScope, str, str, Any] | None:
+    def _tools_for(
+        self, doc_scope: DocScope, asked: str | None, folder_toolset: str | None
+    ) -> tuple[tuple[AnyTool, ...], Callable[[str], str]]:
+        """The tools an MCP request gets: `?toolset=` over the folder's `toolset` over `RAGDOWN_TOOLSET`."""
+        if doc_scope.is_root:
+            if toolsets.parse(asked) != (toolsets.DEFAULT_TOOLSET,):
+                raise bad_request("the root endpoint /mcp offers ragdown's own tools only")
+            return ROOT_TOOLS, toolsets.ragdown_instructions
+        selection = toolsets.select(asked or folder_toolset or self.runtime.settings.toolset)
+        return selection.tools, selection.instructions
+
+    def _mcp_scope(self, path: str) -> tuple[DocScope, str, str, str | None] | None:
+        """The scope an MCP path names, the server's name and title, and the folder's own tool set."""
         root = self.runtime.engine.root
         parts = [p for p in path.split("/")[2:] if p != ""]
         if not parts:
             if not self.runtime.root_mcp:
                 return None
             doc_scope = DocScope(root=root, folder="", folders=())
-            return doc_scope, "ragdown", "every", ROOT_TOOLS
+            return doc_scope, "ragdown", "every", None
         try:
             folder = unquote(parts[0], errors="strict")
             sub = "/".join(unquote(p, errors="strict") for p in parts[1:])
@@ -209,7 +230,7 @@ class RagdownApp:
             doc_scope = open_scope(root, folder, sub)
         except Refusal:
             return None
-        return doc_scope, f"ragdown-{folder}", settings.title, None
+        return doc_scope, f"ragdown-{folder}", settings.title, settings.toolset
 
     # -- the web UI --------------------------------------------------------------------------------
 

@@ -22,13 +22,15 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ragdown.documents.model import Document
+from ragdown.documents.tree import Node
 from ragdown.index.embedders.base import Vectors
 from ragdown.index.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
 from ragdown.index.lexical import lexical_text
+from ragdown.index.lexical import signature as lexical_signature
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 1
+INDEX_VERSION = 3  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`
 DB_NAME = "index.sqlite"
 
 _SCHEMA = """
@@ -60,9 +62,11 @@ CREATE TABLE IF NOT EXISTS chunks(
   heading TEXT NOT NULL,
   breadcrumb TEXT NOT NULL,
   text TEXT NOT NULL,
-  aliases TEXT NOT NULL
+  aliases TEXT NOT NULL,
+  node_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS trees(file_id INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, stat_mtime_ns INTEGER NOT NULL,
@@ -70,29 +74,51 @@ CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL,
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
   breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(
+  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='trigram'
+);
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
   INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (new.id, ragdown_lexical(new.breadcrumb),
     ragdown_lexical(new.text), ragdown_lexical(new.aliases));
+  INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) VALUES (new.id, new.breadcrumb, new.text, new.aliases);
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
   INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
     ragdown_lexical(old.breadcrumb), ragdown_lexical(old.text), ragdown_lexical(old.aliases));
+  INSERT INTO chunks_tri(chunks_tri, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
+    old.breadcrumb, old.text, old.aliases);
   DELETE FROM vecs WHERE id = old.id;
   INSERT INTO deleted_log(chunk_id, at) VALUES (old.id, (julianday('now') - 2440587.5) * 86400.0);
 END;
 """
 
-# The FTS rows are the chunks' text as BM25 reads it (`lexical.py`: CJK runs as bigrams). An index whose
-# triggers predate that is given new triggers and a re-tokenised FTS table when a primary opens it.
+# The FTS rows are the chunks' text as BM25 reads it (`lexical.py`: CJK runs as words, bigrams and
+# characters; symbol names joined); `chunks_tri` holds the raw text's trigrams for substring look-ups. An index
+# whose triggers predate either, or whose tokens were made by other rules or another segmenter
+# (`lexical.signature()`, kept in `meta` under `lexical`), is given new triggers and re-tokenised FTS tables
+# when a primary opens it: the delete trigger must produce the very tokens the insert did.
 _FTS_RESET = """
 DROP TRIGGER IF EXISTS chunks_ai;
 DROP TRIGGER IF EXISTS chunks_ad;
 DROP TABLE IF EXISTS chunks_fts;
+DROP TABLE IF EXISTS chunks_tri;
 """
 _FTS_FILL = (
     "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) SELECT id, ragdown_lexical(breadcrumb),"
     " ragdown_lexical(text), ragdown_lexical(aliases) FROM chunks"
 )
+_TRI_FILL = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) SELECT id, breadcrumb, text, aliases FROM chunks"
+_LEXICAL_KEY = "lexical"
+
+
+def _refill_fts(conn: sqlite3.Connection) -> None:
+    """Both FTS tables emptied and filled again from `chunks` (inside the caller's transaction)."""
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+    conn.execute("INSERT INTO chunks_tri(chunks_tri) VALUES ('delete-all')")
+    conn.execute(_FTS_FILL)
+    conn.execute(_TRI_FILL)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_LEXICAL_KEY, lexical_signature()))
+
 
 # How long deleted chunk ids are kept for readers' incremental refresh; an older reader reloads in full.
 _DELETED_LOG_KEEP_S = 600.0
@@ -161,6 +187,7 @@ class ChunkRecord:
     breadcrumb: str
     text: str
     file: FileRecord
+    node_id: str = ""
 
     @property
     def key(self) -> str:
@@ -220,18 +247,39 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def _drop_if_older(conn: sqlite3.Connection) -> None:
+    """An index of another `INDEX_VERSION` may have other tables: it is dropped whole (it is derived, and the
+    sync rebuilds it). Nothing is ever migrated."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+    except sqlite3.OperationalError:
+        return  # a new index
+    if row is None or str(row[0]) == str(INDEX_VERSION):
+        return
+    log.info("the index was built by another version of ragdown (%s): rebuilding it", row[0])
+    names = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%'"
+        " AND name NOT LIKE 'chunks_fts_%'"
+    ).fetchall()
+    for kind, name in sorted(names, key=lambda r: r[0] != "trigger"):
+        conn.execute(f'DROP {"TRIGGER" if kind == "trigger" else "TABLE"} IF EXISTS "{name}"')
+
+
 def _ensure_lexical_fts(conn: sqlite3.Connection) -> None:
-    """Give an index made before `lexical_text` its triggers and a re-tokenised FTS table (once)."""
+    """Give an index whose FTS tables predate these triggers or these tokens new ones, re-tokenised (once)."""
     row = conn.execute(
         "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_ai'"
     ).fetchone()
-    if row is not None and LEXICAL_SQL_FUNCTION in str(row[0]):
+    made_by = conn.execute("SELECT value FROM meta WHERE key = ?", (_LEXICAL_KEY,)).fetchone()
+    current = row is not None and LEXICAL_SQL_FUNCTION in str(row[0]) and "chunks_tri" in str(row[0])
+    if current and made_by is not None and made_by[0] == lexical_signature():
         return
-    log.info("re-tokenising the full-text index for CJK search")
-    conn.executescript(_FTS_RESET + _SCHEMA)
+    log.info("re-tokenising the full-text index (%s)", lexical_signature())
+    if not current:
+        conn.executescript(_FTS_RESET + _SCHEMA)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(_FTS_FILL)
+        _refill_fts(conn)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
@@ -255,6 +303,7 @@ class Store:
         self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
         if writable:
             self._writer = _connect(self.path)
+            _drop_if_older(self._writer)
             self._writer.executescript(_SCHEMA)
             _ensure_lexical_fts(self._writer)
             with contextlib.suppress(OSError):  # exotic filesystems keep their own modes
@@ -330,14 +379,14 @@ class Store:
             log.info("index %s changed (%s): dropping it to rebuild", self.path, ", ".join(changed))
         with self._write() as conn:
             conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM trees")
             conn.execute("DELETE FROM files")
             conn.execute("DELETE FROM skipped")
             conn.execute("DELETE FROM vecs")
-            conn.execute("DELETE FROM meta WHERE key != 'generation'")
+            conn.execute("DELETE FROM meta WHERE key NOT IN ('generation', 'lexical')")
             conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(want.items()))
         with self._write() as conn:
-            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
-            conn.execute(_FTS_FILL)
+            _refill_fts(conn)
         return True
 
     def check_meta(self, meta: IndexMeta) -> None:
@@ -395,11 +444,18 @@ class Store:
                 (*values, file_id),
             )
         conn.execute("DELETE FROM skipped WHERE path = ?", (item.path,))
+        if doc.tree is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO trees(file_id, tokens, tree) VALUES (?,?,?)",
+                (file_id, doc.tree.tokens, json.dumps(doc.tree.as_json(), ensure_ascii=False)),
+            )
+        else:
+            conn.execute("DELETE FROM trees WHERE file_id = ?", (file_id,))
         alias_text = " ".join(meta.aliases)
         for i, chunk in enumerate(doc.chunks):
             cur = conn.execute(
-                "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases)"
-                " VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases,"
+                " node_id) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     file_id,
                     chunk.index,
@@ -409,6 +465,7 @@ class Store:
                     chunk.breadcrumb,
                     chunk.text,
                     alias_text if i == 0 else "",
+                    chunk.node_id,
                 ),
             )
             if item.vectors is not None:
@@ -433,6 +490,7 @@ class Store:
                 if row is None:
                     continue
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                 removed += 1
         return removed
@@ -441,6 +499,7 @@ class Store:
         """Drop every file and chunk (a full re-index follows)."""
         with self._write() as conn:
             conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM trees")
             conn.execute("DELETE FROM files")
             conn.execute("DELETE FROM skipped")
 
@@ -449,6 +508,7 @@ class Store:
             row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
             if row is not None:
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
             conn.execute(
                 "INSERT OR REPLACE INTO skipped(path, size, stat_mtime_ns, reason) VALUES (?,?,?,?)",
@@ -617,17 +677,32 @@ class Store:
         rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def substrings(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """Like `bm25`, over the trigram table: `match` quotes substrings of three or more characters."""
+        where, params = self.file_filter_sql(flt)
+        sql = (
+            "SELECT t.rowid, bm25(chunks_tri, ?, ?, ?) AS rank FROM chunks_tri t"
+            + ("" if where == "1" else " JOIN chunks c ON c.id = t.rowid")
+            + " WHERE chunks_tri MATCH ?"
+            + ("" if where == "1" else f" AND c.file_id IN (SELECT id FROM files WHERE {where})")
+            + " ORDER BY rank LIMIT ?"
+        )
+        rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
         if not ids:
             return {}
         conn = self._reader()
         sql = (
-            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, {_FILE_COLS_F}"
+            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {_FILE_COLS_F}"
             " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))"
         )
         out: dict[int, ChunkRecord] = {}
         for row in conn.execute(sql, (json.dumps([int(i) for i in ids]),)):
-            file = _file_record(row[7:])
+            file = _file_record(row[8:])
             out[int(row[0])] = ChunkRecord(
                 id=int(row[0]),
                 path=file.path,
@@ -639,8 +714,28 @@ class Store:
                 breadcrumb=str(row[5]),
                 text=str(row[6]),
                 file=file,
+                node_id=str(row[7]),
             )
         return out
+
+    def tree_of(self, path: str) -> Node | None:
+        """The section tree of an indexed document, or None."""
+        row = (
+            self._reader()
+            .execute("SELECT t.tree FROM trees t JOIN files f ON f.id = t.file_id WHERE f.path = ?", (path,))
+            .fetchone()
+        )
+        return Node.from_json(json.loads(row[0])) if row else None
+
+    def document_tokens(self, flt: FileFilter) -> dict[str, int]:
+        """Path → estimated tokens of each document under the filter (what reading it whole costs)."""
+        where, params = self.file_filter_sql(flt)
+        rows = self._reader().execute(
+            f"SELECT f.path, coalesce(t.tokens, 0) FROM files f LEFT JOIN trees t ON t.file_id = f.id"
+            f" WHERE f.id IN (SELECT id FROM files WHERE {where})",
+            params,
+        )
+        return {str(p): int(n) for p, n in rows}
 
     def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(chunk id, file id) for the given files."""

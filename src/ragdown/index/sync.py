@@ -121,6 +121,7 @@ class Indexer:
         self._follow_up_full = False
         self._listeners: list[ProgressFn] = []
         self._retired = False
+        self._stopping = threading.Event()
 
     @property
     def syncing(self) -> bool:
@@ -136,6 +137,16 @@ class Indexer:
         with self._run_lock:
             self._retired = True
             yield
+
+    def shut_down(self, timeout: float = 10.0) -> bool:
+        """Stop for good: a running sync stops after its current batch (what it committed stays), later
+        syncs are refused. True when no sync runs any more (False: it did not stop within `timeout`)."""
+        self._stopping.set()
+        if not self._run_lock.acquire(timeout=timeout):
+            return False
+        self._retired = True
+        self._run_lock.release()
+        return True
 
     # -- single flight -----------------------------------------------------------------------------
 
@@ -161,7 +172,7 @@ class Indexer:
             try:
                 fut.set_result(self.sync(full))
             except BaseException as err:  # the caller sees it; the loop goes on with the follow-up
-                log.error("sync failed: %s", err)
+                (log.info if self._stopping.is_set() else log.error)("sync failed: %s", err)
                 fut.set_exception(err)
             with self._state_lock:
                 if self._follow_up is None:
@@ -176,7 +187,11 @@ class Indexer:
         """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
         with self._run_lock:
             if self._retired:
-                raise SyncError("this indexer was replaced (the embedder changed); sync again")
+                raise SyncError(
+                    "the index is closing"
+                    if self._stopping.is_set()
+                    else "this indexer was replaced (the embedder changed); sync again"
+                )
             try:
                 report = self._sync(full)
             except Exception as err:
@@ -230,6 +245,8 @@ class Indexer:
         batch: list[_Work] = []
         batch_chunks = 0
         for stat in candidates:
+            if self._stopping.is_set():
+                raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
             data, reason = _read_file(self.root / stat.path, stat.size)
             if data is None:
                 assert reason is not None

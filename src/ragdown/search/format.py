@@ -90,6 +90,7 @@ def hit_json(hit: Hit, limit: int, view: PathView = _same) -> dict[str, Any]:
     if c.file.created_by:
         out["created_by"] = c.file.created_by
     out["text"] = clip(c.text, limit, view(c.path), c.start_line, c.end_line)
+    out["node_id"] = c.node_id  # the section-tree node the hit starts in (ragdown_outline, read_doc node_id)
     return out
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ragdown.config import Settings
-from ragdown.tools.base import WRITE_TOOLS, ToolSpec
+from ragdown.tools.base import ToolSpec
 from ragdown.tools.hook import CONTEXT
+from ragdown.tools.outline import OUTLINE
 from ragdown.tools.read import BACKLINKS, LIST, READ_DOC, RECALL, STATS
 from ragdown.tools.root import CREATE_FOLDER, FOLDERS, with_folder
 from ragdown.tools.write import DELETE, EDIT, MOVE, REINDEX, REMEMBER, WRITE
@@ -16,6 +17,7 @@ AnyTool = ToolSpec[Any, Any]
 ALL_TOOLS: tuple[AnyTool, ...] = (
     RECALL,
     READ_DOC,
+    OUTLINE,
     BACKLINKS,
     LIST,
     STATS,
@@ -33,11 +35,10 @@ ROOT_TOOLS: tuple[AnyTool, ...] = (*(with_folder(t) for t in ALL_TOOLS), FOLDERS
 
 
 def visible_tools(settings: Settings, tools: tuple[AnyTool, ...] = ALL_TOOLS) -> list[AnyTool]:
-    """The tools an endpoint lists and accepts: write tools only when writable, minus the disabled ones."""
+    """The tools an endpoint lists and accepts: those that change anything only when writable (by their
+    annotations, in every tool set), minus the disabled ones."""
     return [
-        t
-        for t in tools
-        if not (settings.read_only and t.name in WRITE_TOOLS) and t.name not in settings.disabled_tools
+        t for t in tools if not (settings.read_only and t.writes) and t.name not in settings.disabled_tools
     ]
 
 

@@ -9,24 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragdown.errors import bad_request
-
-WRITE_TOOLS = frozenset(
-    {
-        "ragdown_remember",
-        "ragdown_write",
-        "ragdown_edit",
-        "ragdown_move",
-        "ragdown_delete",
-        "ragdown_reindex",
-        "ragdown_create_folder",
-    }
-)
+from ragdown.errors import Kind, bad_request
 
 
 class Args(BaseModel):
@@ -55,16 +43,41 @@ class Annotations:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A call that failed: what to say, its kind (a refusal's, or `internal` for a bug) and code."""
+
+    message: str
+    kind: Kind | Literal["internal"]
+    code: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class ProtocolError(Exception):
+    """Raised by a tool set's failure style to answer a JSON-RPC error instead of an `isError` result."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+FailureStyle = Callable[[Failure], str]
+
+
+@dataclass(frozen=True)
 class ToolSpec(Generic[A, C]):
     name: str
     description: str
     args: type[A]
     annotations: Annotations
     handler: Callable[[C, A], Awaitable[str]]
+    # How a failure is said: None is ragdown's own (the message as an `isError` result); a tool set may
+    # answer its own shape (MarkIndex's JSON envelope) or raise `ProtocolError` (hallouminate's JSON-RPC codes).
+    failure: FailureStyle | None = None
 
     @property
     def writes(self) -> bool:
-        return self.name in WRITE_TOOLS
+        return not self.annotations.read_only
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments, without pydantic's titles (computed once per model)."""

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -12,12 +14,14 @@ from pydantic import Field
 from ragdown.atomic import SHORT_HASH, sha256_hex
 from ragdown.config import SEARCH_TOP_K, bounds
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
+from ragdown.documents.tree import build_tree
 from ragdown.errors import Refusal, bad_request, not_found
 from ragdown.index.store import FileRecord, Store
 from ragdown.linking import folder_files, folder_resolver
 from ragdown.paths import is_markdown, normalise_prefix, split_safe
 from ragdown.sandbox import is_plain_file, read_plain
 from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
+from ragdown.search.outline import find_node
 from ragdown.search.scope import normalise_tag
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
@@ -110,6 +114,22 @@ class ReadDocArgs(Args):
     ]
     start_line: Annotated[int | None, Field(ge=1)] = None
     end_line: Annotated[int | None, Field(ge=1)] = None
+    node_id: Annotated[
+        str | None,
+        Field(max_length=64, description="A node of ragdown_outline: its lines, subsections included."),
+    ] = None
+    line_numbers: Annotated[
+        bool, Field(description="Prefix each line with its number (`12│ `) for citing.")
+    ] = False
+
+
+LINE_MARK = "│ "
+
+
+def numbered(lines: Sequence[str], first: int) -> list[str]:
+    """Lines prefixed with their 1-based numbers, right-aligned: `  9│ text`, ` 10│ text`."""
+    width = len(str(first + len(lines) - 1))
+    return [f"{n:>{width}}{LINE_MARK}{line}" for n, line in enumerate(lines, first)]
 
 
 def _no_such(raw: str) -> Refusal:
@@ -121,7 +141,7 @@ def scope_resolver(ctx: ToolContext, store: Store) -> LinkResolver:
     return folder_resolver(store, ctx.scope.folder, ctx.scope.folder_dir)
 
 
-def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
+def locate_document(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
     """The docs-relative path `raw` names (a path or a wikilink target), its anchor, and whether it was a link."""
     scope = ctx.scope
     try:
@@ -146,16 +166,30 @@ def _locate(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, 
     return docs_path, resolved.anchor, True
 
 
-def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None) -> str:
+def read_doc_text(
+    ctx: ToolContext,
+    raw: str,
+    start: int | None,
+    end: int | None,
+    *,
+    node_id: str | None = None,
+    line_numbers: bool = False,
+) -> str:
     store = ctx.store()
-    docs_path, anchor, via_link = _locate(ctx, store, raw)
+    docs_path, anchor, via_link = locate_document(ctx, store, raw)
     data = read_plain(ctx.docs_root, docs_path)
     if data is None:  # gone, or replaced by a symlink, since it was indexed
         raise _no_such(raw)
     text, _ = decode_text(data)
     lines = file_lines(text)
     total = len(lines)
-    if start is None and end is None and anchor:
+    if node_id is not None:
+        if start is not None or end is not None:
+            raise bad_request("give node_id or start_line/end_line, not both")
+        # The tree of the text just read, so the node's lines are this text's even if the index lags behind.
+        node = find_node(build_tree(text, docs_path), node_id, ctx.scope.view(docs_path))
+        start, end = node.start_line, node.end_line
+    elif start is None and end is None and anchor:
         span = heading_range(lines, anchor)
         if span is not None:
             start, end = span
@@ -170,12 +204,19 @@ def read_doc_text(ctx: ToolContext, raw: str, start: int | None, end: int | None
     if superseding:
         notes.append("superseded by " + ", ".join(ctx.scope.view(p) for p in superseding))
     header = f"{ctx.scope.view(docs_path)}:{first}-{last} of {total} ({', '.join(notes)})"
-    return header + "\n" + "\n".join(lines[first - 1 : last])
+    shown = lines[first - 1 : last]
+    return header + "\n" + "\n".join(numbered(shown, first) if line_numbers else shown)
 
 
 async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
     await ctx.ready()
-    text = await ctx.run(read_doc_text, ctx, a.path, a.start_line, a.end_line)
+    text = await ctx.run(
+        functools.partial(read_doc_text, node_id=a.node_id, line_numbers=a.line_numbers),
+        ctx,
+        a.path,
+        a.start_line,
+        a.end_line,
+    )
     ctx.runtime.log("read", scope=str(ctx.scope.dir), path=text.split(":", 1)[0], raw=a.path)
     return text
 
@@ -183,8 +224,9 @@ async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
 READ_DOC = ToolSpec(
     name="ragdown_read_doc",
     description=(
-        "Read a document, or lines start_line-end_line of it, straight from disk, never clipped. path may "
-        "be a wikilink target (Note, Note#Heading, an alias); a heading narrows to its section. The first "
+        "Read a document, or lines start_line-end_line of it, or one node of ragdown_outline (node_id), "
+        "straight from disk, never clipped. path may be a wikilink target (Note, Note#Heading, an alias); a "
+        "heading narrows to its section. line_numbers prefixes `12│ ` for citing [path, L12-20]. The first "
         "line is `path:start-end of total (hash h)`; pass that hash as base_hash to change the file."
     ),
     args=ReadDocArgs,

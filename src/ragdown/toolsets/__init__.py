@@ -1,0 +1,84 @@
+"""Tool sets: ragdown's own tools, and thin faces with another system's tool names and shapes.
+
+A folder's MCP server offers the `ragdown` set by default. `RAGDOWN_TOOLSET` (stdio, and the default of
+`serve`'s folders), a folder's `toolset` setting and `?toolset=` on an MCP URL (the URL wins over the
+folder, the folder over the variable) pick another set or a comma-separated union (`ragdown,markindex`).
+A tool name two sets of a union share is refused, never silently overridden. Read-only mode and disabled
+tools apply to every set by each tool's annotations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ragdown.errors import Refusal, bad_request
+from ragdown.tools import ALL_TOOLS, AnyTool
+from ragdown.toolsets import markindex
+
+DEFAULT_TOOLSET = "ragdown"
+
+
+def ragdown_instructions(title: str) -> str:
+    return (
+        f'Search the "{title}" folder of the user\'s Markdown documents. Call ragdown_recall before '
+        "answering a question the documents might cover, then ragdown_read_doc to read around a hit; "
+        "ragdown_outline walks folders and a long document's sections."
+    )
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    name: str
+    tools: tuple[AnyTool, ...]
+    instructions: Callable[[str], str]
+
+
+SETS: dict[str, ToolSet] = {
+    s.name: s
+    for s in (
+        ToolSet("ragdown", ALL_TOOLS, ragdown_instructions),
+        ToolSet("markindex", markindex.TOOLS, lambda _title: markindex.INSTRUCTIONS),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    names: tuple[str, ...]
+    tools: tuple[AnyTool, ...]
+
+    def instructions(self, title: str) -> str:
+        return "\n\n".join(SETS[name].instructions(title) for name in self.names)
+
+
+def parse(raw: str | None) -> tuple[str, ...]:
+    """The set names of a `toolset` value (`markindex`, `ragdown, markindex`); unknown ones refused."""
+    names = tuple(dict.fromkeys(n.strip().lower() for n in (raw or DEFAULT_TOOLSET).split(",") if n.strip()))
+    if not names:
+        return (DEFAULT_TOOLSET,)
+    unknown = [n for n in names if n not in SETS]
+    if unknown:
+        raise bad_request(f"unknown tool set {', '.join(unknown)!r}: the sets are {', '.join(SETS)}")
+    return names
+
+
+def select(raw: str | None) -> Selection:
+    """The tools of a `toolset` value: one set, or the union of several whose tool names do not clash."""
+    names = parse(raw)
+    owner: dict[str, str] = {}
+    tools: list[AnyTool] = []
+    for name in names:
+        for tool in SETS[name].tools:
+            if tool.name in owner:
+                raise Refusal(
+                    "invalid",
+                    f"the tool sets {owner[tool.name]} and {name} both have a tool named {tool.name}: "
+                    "they cannot be offered together",
+                )
+            owner[tool.name] = name
+            tools.append(tool)
+    return Selection(names, tuple(tools))
+
+
+__all__ = ["DEFAULT_TOOLSET", "SETS", "Selection", "ToolSet", "parse", "select"]
