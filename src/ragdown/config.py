@@ -213,6 +213,12 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=0, maximum=1, where=_HOOK),
     Setting("hook.max_chars", "RAGDOWN_HOOK_MAX_CHARS", "int", 6000, "Characters per prompt",
             "Most characters ragdown_context returns for one prompt.", minimum=1, where=_HOOK),
+    Setting("history", "RAGDOWN_HISTORY", "bool", True, "Version history",
+            "Keep every version of every document in .ragdown/history.sqlite beside the documents (false: off)."),
+    Setting("history_days", "RAGDOWN_HISTORY_DAYS", "int", 30, "History days",
+            "Keep every version made in the last this many days.", minimum=0),
+    Setting("history_keep", "RAGDOWN_HISTORY_KEEP", "int", 20, "History versions",
+            "Keep at least this many versions of each document, however old.", minimum=1),
     Setting("port", "PORT", "int", 3000, "Port", "serve only: the HTTP port.", minimum=0, maximum=65535),
     Setting("keep_alive_timeout_ms", "HTTP_KEEP_ALIVE_TIMEOUT_MS", "int", 75_000, "Keep-alive",
             "serve only: how long an idle client connection is kept open (ms); 0 never closes one.", minimum=0),
@@ -307,6 +313,9 @@ class Settings:
     fusion: str | None = None  # None: the embedder's measured default (rrf unless measured otherwise)
     query_log: bool = False
     hook: HookDefaults = HookDefaults()
+    history: bool = True
+    history_days: int = 30
+    history_keep: int = 20
     port: int = 3000
     keep_alive_timeout_ms: int = 75_000
     token: str | None = None
@@ -350,6 +359,9 @@ class Settings:
                 min_ratio=_env_only(env, "hook.min_ratio", values),
                 max_chars=_env_only(env, "hook.max_chars", values),
             ),
+            history=values["history"],
+            history_days=values["history_days"],
+            history_keep=values["history_keep"],
             port=values["port"],
             keep_alive_timeout_ms=values["keep_alive_timeout_ms"],
             token=values["token"],

@@ -8,7 +8,8 @@ helpers of `documents/`. The door then, under the file's lock (`atomic.path_lock
 3. lets the caller compute the new bytes from the old ones,
 4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, so nothing is written that
    search would never find,
-5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile).
+5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile),
+6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
 
 The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`).
 """
@@ -26,7 +27,8 @@ from pathlib import Path
 from ragdown import atomic
 from ragdown.atomic import SHORT_HASH, path_lock, sha256_hex
 from ragdown.errors import bad_request, conflict, not_found, too_large
-from ragdown.paths import MAX_DOCUMENT_BYTES
+from ragdown.history.journal import Journal
+from ragdown.paths import MAX_DOCUMENT_BYTES, is_hidden, is_markdown
 
 Change = Callable[[bytes | None], bytes]
 
@@ -114,8 +116,16 @@ def becomes(data: bytes) -> Change:
     return change
 
 
-def save(path: Path, display: str, change: Change, *, base_hash: str | None = None) -> Written:
-    """Read, check `base_hash`, compute, size-check and write one document, all under its lock."""
+def save(
+    path: Path,
+    display: str,
+    change: Change,
+    *,
+    base_hash: str | None = None,
+    journal: Journal | None = None,
+    event: str | None = None,
+) -> Written:
+    """Read, check `base_hash`, compute, size-check, write and record one document, all under its lock."""
     with path_lock(path):
         old = read_current(path, display)
         check_base(base_hash, old, display)
@@ -123,22 +133,29 @@ def save(path: Path, display: str, change: Change, *, base_hash: str | None = No
         check_size(data, display)
         if old is None:
             atomic.write_new(path, data)
-            return Written(path, data, created=True)
-        # An editor that does not take our lock may have saved since the read above: theirs wins.
-        check_base(sha256_hex(old), read_current(path, display), display)
-        atomic.replace(path, data)
-        return Written(path, data, created=False)
+        else:
+            # An editor that does not take our lock may have saved since the read above: theirs wins.
+            check_base(sha256_hex(old), read_current(path, display), display)
+            atomic.replace(path, data)
+        if journal is not None and data != old:
+            journal.saved(path, old, data, event=event)
+        return Written(path, data, created=old is None)
 
 
-def create(path: Path, data: bytes, display: str) -> Written:
-    """A new document; a `conflict` when anything is already there. Never half-written."""
+def create(path: Path, data: bytes, display: str, *, journal: Journal | None = None) -> Written:
+    """A new document; 409 when anything is already there. Never half-written."""
     check_size(data, display)
     atomic.write_new(path, data)
+    if journal is not None:
+        journal.saved(path, None, data)
     return Written(path, data, created=True)
 
 
-def delete(path: Path, display: str, *, base_hash: str | None = None) -> bytes:
-    """Delete one document (with `base_hash`, only if unchanged since it was read); its last bytes."""
+def delete(
+    path: Path, display: str, *, base_hash: str | None = None, journal: Journal | None = None
+) -> bytes:
+    """Delete one document (with `base_hash`, only if unchanged since it was read), into the history's
+    trash; its last bytes."""
     with path_lock(path):
         old = read_current(path, display)
         if old is None:
@@ -147,6 +164,8 @@ def delete(path: Path, display: str, *, base_hash: str | None = None) -> bytes:
             raise conflict(
                 f"{display} changed since you read it (base_hash {base_hash}): read it again", "changed"
             )
+        if journal is not None:
+            journal.deleted(path, old)
         path.unlink()
         return old
 
@@ -158,26 +177,53 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def move(src: Path, dst: Path, dst_display: str) -> None:
+def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = None) -> None:
     """Move a document or a folder to a free `dst` (a change of case only is a rename in place); never
-    over anything that is there, even if it appeared a moment ago."""
+    over anything that is there, even if it appeared a moment ago. Its history follows it."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if src.is_dir() or same_file(src, dst):
         if dst.exists() and not same_file(src, dst):
             raise conflict(f"{dst_display} already exists")
         os.rename(src, dst)
-        return
-    with path_lock(src):
-        try:
-            os.link(src, dst)
-        except FileExistsError:
-            raise conflict(f"{dst_display} already exists") from None
-        os.unlink(src)
+    else:
+        with path_lock(src):
+            try:
+                os.link(src, dst)
+            except FileExistsError:
+                raise conflict(f"{dst_display} already exists") from None
+            os.unlink(src)
+    if journal is not None:
+        journal.moved(src, dst)
 
 
-def delete_folder(path: Path) -> None:
-    """Delete a subfolder and everything in it."""
+def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
+    """Delete a subfolder and everything in it; its documents go to the history's trash."""
+    if journal is not None:
+        for doc in documents_under(path):
+            data = read_current(doc, doc.name)
+            if data is not None:
+                journal.deleted(doc, data)
     if any(path.iterdir()):
         shutil.rmtree(path)
     else:
         path.rmdir()
+
+
+def documents_under(directory: Path) -> list[Path]:
+    """The Markdown files the indexer reads under `directory` (no hidden names, no symlinks)."""
+    out: list[Path] = []
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            if is_hidden(entry.name):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False) and is_markdown(entry.name):
+                out.append(Path(entry.path))
+    return out

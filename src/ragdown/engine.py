@@ -18,6 +18,8 @@ from typing import Any
 
 from ragdown.config import OFFLINE_EMBEDDER, Mode, Settings
 from ragdown.documents import CHUNKER_VERSION
+from ragdown.history import HistoryStore
+from ragdown.history.journal import observe_sync
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder, EmbedderError
 from ragdown.index.primary import PrimaryLock, PrimaryWatcher, forward_sync
@@ -86,6 +88,12 @@ class Engine:
         # The user named the embedder (RAGDOWN_EMBEDDER, or saved in the web UI): never swapped for another.
         self.embedder_chosen = settings.embedder_chosen
         self.embedder_notice: str | None = None  # why another embedder than the configured one is in use
+        # Every version of every document, beside the documents (not derived: it outlives the data dir).
+        self.history: HistoryStore | None = (
+            HistoryStore(self.root, keep_days=settings.history_days, keep=settings.history_keep)
+            if settings.history
+            else None
+        )
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -179,7 +187,9 @@ class Engine:
             log.info("building a new index in %s", self.data_dir)
         self.store = store
         self.searcher = Searcher(store, self.embedder, folders=self.folders)
-        self.indexer = Indexer(self.root, store, self.embedder, folders=self.folders)
+        self.indexer = Indexer(
+            self.root, store, self.embedder, folders=self.folders, observer=self._observe_sync
+        )
         for fn in self._progress_listeners:
             self.indexer.add_progress_listener(fn)
         self.role = "primary"
@@ -256,6 +266,13 @@ class Engine:
         if indexer is None:
             raise NotReady("the primary is still starting")
         return indexer.request_sync(full).result().as_dict()
+
+    def _observe_sync(
+        self, changed: list[tuple[str, bytes]], added: list[tuple[str, str]], removed: list[str]
+    ) -> None:
+        """Edits the sync found on disk (made outside ragdown) go into the history, as `external`."""
+        if self.history is not None:
+            observe_sync(self.history, changed, added, removed)
 
     # -- use ---------------------------------------------------------------------------------------
 
@@ -367,7 +384,9 @@ class Engine:
                 self.embedder_notice = None
                 self.store.ensure_meta(self._meta())
                 self.searcher = Searcher(self.store, embedder, folders=self.folders)
-                self.indexer = Indexer(self.root, self.store, embedder, folders=self.folders)
+                self.indexer = Indexer(
+                    self.root, self.store, embedder, folders=self.folders, observer=self._observe_sync
+                )
                 for fn in self._progress_listeners:
                     self.indexer.add_progress_listener(fn)
         self.indexer.request_sync()
@@ -391,6 +410,8 @@ class Engine:
             self._lock.release()
             if self.store is not None:
                 self.store.close()
+            if self.history is not None:
+                self.history.close()
         finally:
             if locked:
                 self._role_lock.release()

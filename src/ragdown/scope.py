@@ -85,6 +85,7 @@ class Scope:
         written_by: str | None = None,
         session: str | None = None,
         hide_superseded: bool = True,
+        changed_since_ns: int | None = None,
     ) -> FileFilter:
         if self.folders is not None:
             return FileFilter(
@@ -94,6 +95,7 @@ class Scope:
                 written_by=written_by,
                 session=session,
                 hide_superseded=hide_superseded,
+                changed_since_ns=changed_since_ns,
             )
         prefix = "/".join(p for p in (self.prefix, path_prefix) if p)
         return FileFilter(
@@ -102,6 +104,7 @@ class Scope:
             written_by=written_by,
             session=session,
             hide_superseded=hide_superseded,
+            changed_since_ns=changed_since_ns,
         )
 
 

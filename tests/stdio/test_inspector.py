@@ -100,7 +100,9 @@ def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
             "ragdown_backlinks",
             "ragdown_context",
             "ragdown_delete",
+            "ragdown_diff",
             "ragdown_edit",
+            "ragdown_history",
             "ragdown_list",
             "ragdown_move",
             "ragdown_outline",
@@ -108,6 +110,7 @@ def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
             "ragdown_recall",
             "ragdown_reindex",
             "ragdown_remember",
+            "ragdown_restore",
             "ragdown_stats",
             "ragdown_write",
         ]

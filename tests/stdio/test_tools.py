@@ -20,6 +20,8 @@ BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice
 READ_TOOLS = [
     "ragdown_backlinks",
     "ragdown_context",
+    "ragdown_diff",
+    "ragdown_history",
     "ragdown_list",
     "ragdown_outline",
     "ragdown_read_doc",
@@ -32,6 +34,7 @@ WRITE_TOOLS = [
     "ragdown_move",
     "ragdown_reindex",
     "ragdown_remember",
+    "ragdown_restore",
     "ragdown_write",
 ]
 
@@ -77,6 +80,8 @@ async def test_leaves_out_the_tools_it_is_told_to(docs: Path, connect: Connect) 
     async with connect(docs, RAGDOWN_READ_ONLY="true", RAGDOWN_DISABLED_TOOLS=disabled) as s:
         assert await s.tool_names() == [
             "ragdown_backlinks",
+            "ragdown_diff",
+            "ragdown_history",
             "ragdown_list",
             "ragdown_outline",
             "ragdown_read_doc",

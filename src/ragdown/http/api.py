@@ -9,6 +9,7 @@ status `http/errors.py` gives the refusal's kind; anything else is a 500.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import mimetypes
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ from ragdown.folders import (
     validate_folder_name,
     write_settings_file,
 )
+from ragdown.history.journal import Journal
 from ragdown.http import serversettings
 from ragdown.http.errors import error, ok
 from ragdown.index.embedders import EmbedderError
@@ -47,11 +49,15 @@ from ragdown.sandbox import read_plain, resolve_in
 from ragdown.scope import Scope
 from ragdown.search.format import log_hits, web_hit_json
 from ragdown.search.scope import normalise_tag
+from ragdown.times import iso_seconds
 from ragdown.tools.context import ToolContext
+from ragdown.tools.history import diff_text, restore
 from ragdown.tools.read import backlinks_of, file_lines
 from ragdown.tools.root import create_folder
+from ragdown.tools.versions import followed, version_bytes, version_json
 from ragdown.tools.write import MoveArgs, move_path
 
+WEB = "web"  # who the version history says made a change through these routes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024  # a request body (the spec's 4 MiB); a document's own limit is the door's
 
 Handler = Callable[["Api", Request], Awaitable[Response]]
@@ -125,6 +131,11 @@ class Api:
 
     def ctx(self, scope: Scope) -> ToolContext:
         return ToolContext(runtime=self.runtime, scope=scope)
+
+    def journal(self) -> Journal | None:
+        """The web UI's writes, as the version history records them (`web`)."""
+        store = self.engine.history
+        return Journal(store, self.root, WEB) if store is not None else None
 
     def folder_json(self, name: str, counts: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
         fs = folder_settings(self.root / name, name)
@@ -350,7 +361,7 @@ async def delete_folder(api: Api, request: Request, name: str) -> Response:
         raise bad_request("confirm must repeat the folder's name exactly")
     if name not in list_folders(api.root):
         raise not_found(f"no such folder: {name}")
-    await asyncio.to_thread(door.delete_folder, api.root / name)
+    await asyncio.to_thread(functools.partial(door.delete_folder, journal=api.journal()), api.root / name)
     return ok({"name": name, "sync": await api.synced()})
 
 
@@ -359,7 +370,7 @@ async def delete_loose(api: Api, request: Request) -> Response:
     name = _param(request, "name")
     if name not in api.loose_files():
         raise not_found(f"no loose Markdown file named {name}")
-    await asyncio.to_thread(door.delete, api.root / name, name)
+    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal()), api.root / name, name)
     return ok({"name": name})
 
 
@@ -474,7 +485,7 @@ def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
         keep_crlf = old is not None and has_crlf(old.decode("utf-8", "replace"))
         return (to_crlf(text) if keep_crlf else text).encode()
 
-    return canonical, door.save(target, canonical, change, base_hash=base_hash)
+    return canonical, door.save(target, canonical, change, base_hash=base_hash, journal=api.journal())
 
 
 async def post_doc(api: Api, request: Request) -> Response:
@@ -494,7 +505,7 @@ async def delete_doc(api: Api, request: Request) -> Response:
     api.refuse_read_only("Deleting a document")
     path = _param(request, "path")
     _, _, target = api.locate(path)
-    await asyncio.to_thread(door.delete, target, path)
+    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal()), target, path)
     sync = await api.synced()
     return ok({"path": path, "sync": sync})
 
@@ -551,7 +562,7 @@ async def move(api: Api, request: Request) -> Response:
         raise bad_request("name a document or subfolder inside the folder")
     scope = api.folder_scope(src_parts[0])
     args = MoveArgs.model_validate({"from": "/".join(src_parts[1:]), "to": "/".join(dst_parts[1:])})
-    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args)
+    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB)
     sync = await api.synced()
     prefix = scope.folder + "/"
     return ok(
@@ -570,6 +581,111 @@ async def backlinks(api: Api, request: Request) -> Response:
     for item in result["backlinks"]:
         item["path"] = prefix + item["path"]
     return ok({"path": path, "backlinks": result["backlinks"]})
+
+
+def _history_scope(api: Api, path: str) -> tuple[ToolContext, str]:
+    """A folder-prefixed path of a document that may be deleted: its folder's context and the rest."""
+    parts = split_safe(path)
+    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+        raise not_found(f"no such document: {path}")
+    return api.ctx(Scope(root=api.root, folder=parts[0])), "/".join(parts[1:])
+
+
+def _int_param(request: Request, name: str, *, required: bool = True) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        if required:
+            raise bad_request(f"{name} is required")
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise bad_request(f"{name} must be a whole number from 1")
+    return int(raw)
+
+
+async def history(api: Api, request: Request) -> Response:
+    """A document's versions, newest first (live or in the trash)."""
+    path = _param(request, "path")
+    ctx, rel = _history_scope(api, path)
+    f = await asyncio.to_thread(followed, ctx, rel)
+    return ok({"path": path, "deleted": f.deleted, "versions": [version_json(v) for v in f.versions]})
+
+
+async def version(api: Api, request: Request) -> Response:
+    """One version's text."""
+    path = _param(request, "path")
+    number = _int_param(request, "version")
+    assert number is not None
+    ctx, rel = _history_scope(api, path)
+
+    def read() -> dict[str, Any]:
+        f = followed(ctx, rel)
+        v = f.version(number, path)
+        text, _ = decode_text(version_bytes(ctx, v))
+        return {"path": path, **version_json(v), "text": text}
+
+    return ok(await asyncio.to_thread(read))
+
+
+async def diff(api: Api, request: Request) -> Response:
+    """A unified diff between two versions, or a version and the file on disk (`to` left out)."""
+    path = _param(request, "path")
+    first = _int_param(request, "from")
+    assert first is not None
+    second = _int_param(request, "to", required=False)
+    raw_context = request.query_params.get("context_lines", "3")
+    if not raw_context.isdigit() or int(raw_context) > 20:
+        raise bad_request("context_lines must be a whole number from 0 to 20")
+    ctx, rel = _history_scope(api, path)
+    text = await asyncio.to_thread(diff_text, ctx, rel, first, second, int(raw_context))
+    return ok({"path": path, "from": first, "to": second, "diff": text})
+
+
+async def restore_version(api: Api, request: Request) -> Response:
+    """Write a version back (a new version), re-creating a deleted document, through the write door."""
+    api.refuse_read_only("Restoring a version")
+    body = await json_body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("path"), str):
+        raise bad_request("send {path, version, base_hash?}")
+    number = body.get("version")
+    base_hash = body.get("base_hash")
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise bad_request("version must be a whole number from 1")
+    if base_hash is not None and not isinstance(base_hash, str):
+        raise bad_request("base_hash must be text")
+    ctx, rel = _history_scope(api, body["path"])
+    restored = await asyncio.to_thread(restore, ctx, rel, number, base_hash, WEB)
+    sync = await api.synced()
+    return ok(
+        {
+            "path": body["path"],
+            "version": number,
+            "new_version": restored.new_version,
+            "hash": restored.written.hash,
+            "sync": sync,
+        }
+    )
+
+
+async def trash(api: Api, request: Request) -> Response:
+    """The deleted documents of one folder, or of all, most recently deleted first."""
+    folder = request.query_params.get("folder")
+    if folder:
+        api.folder_scope(folder)
+    store = api.engine.history
+    if store is None:
+        return ok({"enabled": False, "trash": []})
+    folders = set(list_folders(api.root))
+    entries = await asyncio.to_thread(store.trash, folder or "")
+    return ok(
+        {
+            "enabled": True,
+            "trash": [
+                {"path": e.path, "deleted_at": iso_seconds(e.deleted_at), "last": version_json(e.last)}
+                for e in entries
+                if e.path.split("/", 1)[0] in folders
+            ],
+        }
+    )
 
 
 async def outline(api: Api, request: Request) -> Response:

@@ -54,6 +54,11 @@ API: dict[str, dict[str, Route]] = {
     "/api/move": {"POST": routes.move},
     "/api/backlinks": {"GET": routes.backlinks},
     "/api/outline": {"GET": routes.outline},
+    "/api/history": {"GET": routes.history},
+    "/api/version": {"GET": routes.version},
+    "/api/diff": {"GET": routes.diff},
+    "/api/restore": {"POST": routes.restore_version},
+    "/api/trash": {"GET": routes.trash},
     "/api/file": {"GET": routes.get_file},
 }
 FOLDER_API: dict[str, FolderRoute] = {"PATCH": routes.patch_folder, "DELETE": routes.delete_folder}

@@ -209,6 +209,7 @@ class FileFilter:
     written_by: str | None = None  # "agent" | "user"
     session: str | None = None
     hide_superseded: bool = True
+    changed_since_ns: int | None = None  # only files whose content changed at or after this (mtime_ns)
 
 
 @dataclass(frozen=True)
@@ -651,6 +652,9 @@ class Store:
         if flt.session:
             clauses.append("session = ?")
             params.append(flt.session)
+        if flt.changed_since_ns is not None:
+            clauses.append("mtime_ns >= ?")
+            params.append(int(flt.changed_since_ns))
         if flt.hide_superseded:
             hidden = sorted(self.superseded_by())
             if hidden:

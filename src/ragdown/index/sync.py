@@ -37,6 +37,8 @@ MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 BATCH_CHUNKS = 256
 
 ProgressFn = Callable[["SyncProgress"], None]
+# What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
+SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[str]], None]
 
 
 @dataclass
@@ -105,10 +107,21 @@ def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None
 class Indexer:
     """Keeps one store in step with one docs dir."""
 
-    def __init__(self, root: Path, store: Store, embedder: Embedder | None, *, folders: bool) -> None:
+    def __init__(
+        self,
+        root: Path,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        folders: bool,
+        observer: SyncObserver | None = None,
+    ) -> None:
         self.root = root
         self.store = store
         self.embedder = embedder
+        self.observer = observer
+        self._seen_changed: list[tuple[str, bytes]] = []
+        self._seen_added: list[tuple[str, str]] = []
         self.folders = folders
         self.loose_files: list[str] = []
         self.last_sync: SyncReport | None = None
@@ -204,6 +217,7 @@ class Indexer:
     def _sync(self, full: bool) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport()
+        self._seen_changed, self._seen_added = [], []
         if full:
             self.store.clear()
         walked = walk_markdown(self.root, folders=self.folders)
@@ -269,6 +283,9 @@ class Indexer:
                 batch, batch_chunks = [], 0
         if batch:
             self._flush(batch, report)
+        if self.observer is not None and (self._seen_changed or self._seen_added or gone):
+            self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
+        self._seen_changed, self._seen_added = [], []
         if report.removed or report.added or report.updated:
             self.store.prune_deleted_log()
         report.ms = round((time.perf_counter() - started) * 1000)
@@ -324,6 +341,11 @@ class Indexer:
         written = self.store.write_files(pending)
         report.chunks += written
         for w in batch:
+            if self.observer is not None:
+                if w.existed:
+                    self._seen_changed.append((w.stat.path, w.data))
+                else:
+                    self._seen_added.append((w.stat.path, w.digest))
             if w.existed:
                 report.updated += 1
             else:

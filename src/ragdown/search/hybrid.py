@@ -114,7 +114,11 @@ class Searcher:
     def _allowed_files(self, flt: FileFilter) -> np.ndarray | None:
         """File ids the filter allows, or None when it allows every file (the fast, unfiltered path)."""
         narrowed = bool(flt.prefixes and "" not in flt.prefixes) or bool(
-            flt.tag or flt.written_by or flt.session or flt.folders is not None
+            flt.tag
+            or flt.written_by
+            or flt.session
+            or flt.folders is not None
+            or flt.changed_since_ns is not None
         )
         if not narrowed and not (flt.hide_superseded and self.store.superseded_by()):
             return None

@@ -6,6 +6,7 @@ from typing import Any
 
 from ragdown.config import Settings
 from ragdown.tools.base import ToolSpec
+from ragdown.tools.history import DIFF, HISTORY, RESTORE
 from ragdown.tools.hook import CONTEXT
 from ragdown.tools.outline import OUTLINE
 from ragdown.tools.read import BACKLINKS, LIST, READ_DOC, RECALL, STATS
@@ -20,6 +21,8 @@ ALL_TOOLS: tuple[AnyTool, ...] = (
     OUTLINE,
     BACKLINKS,
     LIST,
+    HISTORY,
+    DIFF,
     STATS,
     CONTEXT,
     REMEMBER,
@@ -27,6 +30,7 @@ ALL_TOOLS: tuple[AnyTool, ...] = (
     EDIT,
     MOVE,
     DELETE,
+    RESTORE,
     REINDEX,
 )
 

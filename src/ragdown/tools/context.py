@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from ragdown.engine import Engine, NotReady
 from ragdown.errors import unavailable
+from ragdown.history.journal import Journal
 from ragdown.index.store import Store
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
@@ -39,6 +40,11 @@ class ToolContext:
             return self.engine.require_store()
         except NotReady as err:
             raise unavailable(f"the index is not available: {err}") from None
+
+    def journal(self, who: str, session: str | None = None) -> Journal | None:
+        """How this call's writes are recorded in the version history (None when history is off)."""
+        store = self.engine.history
+        return Journal(store, self.docs_root, who, session) if store is not None else None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Blocking work (SQLite, embedding, disk) off the event loop."""

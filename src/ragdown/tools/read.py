@@ -23,8 +23,10 @@ from ragdown.sandbox import is_plain_file, read_plain
 from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
 from ragdown.search.outline import find_node
 from ragdown.search.scope import normalise_tag
+from ragdown.times import iso_seconds, parse_since
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.versions import followed, history_of, version_bytes, who_text
 
 READ_ONLY = Annotations(read_only=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -105,13 +107,21 @@ RECALL = ToolSpec(
 # -- ragdown_read_doc -----------------------------------------------------------------------------
 
 
+MAX_PATHS = 10
+
+
 class ReadDocArgs(Args):
     path: Annotated[
-        str,
+        str | None,
         Field(
             min_length=1, description="A path, or a wikilink target: Note, Note#Heading, sub/Note, an alias."
         ),
-    ]
+    ] = None
+    paths: Annotated[
+        list[Annotated[str, Field(min_length=1)]] | None,
+        Field(max_length=MAX_PATHS, description="Up to 10 documents, read in turn (instead of path)."),
+    ] = None
+    version: Annotated[int | None, Field(ge=1, description="That version's text (ragdown_history).")] = None
     start_line: Annotated[int | None, Field(ge=1)] = None
     end_line: Annotated[int | None, Field(ge=1)] = None
     node_id: Annotated[
@@ -174,12 +184,24 @@ def read_doc_text(
     *,
     node_id: str | None = None,
     line_numbers: bool = False,
+    version: int | None = None,
 ) -> str:
     store = ctx.store()
-    docs_path, anchor, via_link = locate_document(ctx, store, raw)
-    data = read_plain(ctx.docs_root, docs_path)
-    if data is None:  # gone, or replaced by a symlink, since it was indexed
-        raise _no_such(raw)
+    notes: list[str] = []
+    if version is not None:  # from the history: the document may be deleted, or elsewhere now
+        f = followed(ctx, raw)
+        shown_version = f.version(version, ctx.scope.view(f.docs_path))
+        docs_path, anchor, via_link = f.docs_path, None, False
+        data = version_bytes(ctx, shown_version)
+        notes.append(
+            f"version {version} of {len(f.versions)}, {iso_seconds(shown_version.at)}, by {who_text(shown_version)}"
+        )
+    else:
+        docs_path, anchor, via_link = locate_document(ctx, store, raw)
+        found = read_plain(ctx.docs_root, docs_path)
+        if found is None:  # gone, or replaced by a symlink, since it was indexed
+            raise _no_such(raw)
+        data = found
     text, _ = decode_text(data)
     lines = file_lines(text)
     total = len(lines)
@@ -197,7 +219,7 @@ def read_doc_text(
     last = min(max(end or total, 1), total)
     if first > last:
         raise bad_request(f"start_line {start} is after end_line {end}")
-    notes = [f"hash {sha256_hex(data)[:SHORT_HASH]}"]
+    notes.insert(0, f"hash {sha256_hex(data)[:SHORT_HASH]}")
     if via_link:
         notes.append(f'resolved from "{raw}"')
     superseding = store.superseded_by().get(docs_path)
@@ -208,10 +230,34 @@ def read_doc_text(
     return header + "\n" + "\n".join(numbered(shown, first) if line_numbers else shown)
 
 
+def read_many(ctx: ToolContext, a: ReadDocArgs) -> str:
+    """Each of `paths` in turn, whole; a path that cannot be read says why without failing the others."""
+    assert a.paths is not None
+    parts = []
+    for raw in a.paths:
+        try:
+            parts.append(read_doc_text(ctx, raw, None, None, line_numbers=a.line_numbers))
+        except Refusal as err:
+            parts.append(f"{raw}: error: {err.message}")
+    return "\n\n".join(parts)
+
+
 async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
     await ctx.ready()
+    if (a.path is None) == (a.paths is None):
+        raise bad_request("give path (one document) or paths (up to 10), not both and not neither")
+    if a.paths is not None:
+        if a.start_line or a.end_line or a.node_id or a.version:
+            raise bad_request(
+                "paths reads whole documents: start_line, end_line, node_id and version go with path"
+            )
+        text = await ctx.run(read_many, ctx, a)
+        for raw in a.paths:
+            ctx.runtime.log("read", scope=str(ctx.scope.dir), path=raw, raw=raw)
+        return text
+    assert a.path is not None
     text = await ctx.run(
-        functools.partial(read_doc_text, node_id=a.node_id, line_numbers=a.line_numbers),
+        functools.partial(read_doc_text, node_id=a.node_id, line_numbers=a.line_numbers, version=a.version),
         ctx,
         a.path,
         a.start_line,
@@ -225,9 +271,10 @@ READ_DOC = ToolSpec(
     name="ragdown_read_doc",
     description=(
         "Read a document, or lines start_line-end_line of it, or one node of ragdown_outline (node_id), "
-        "straight from disk, never clipped. path may be a wikilink target (Note, Note#Heading, an alias); a "
-        "heading narrows to its section. line_numbers prefixes `12│ ` for citing [path, L12-20]. The first "
-        "line is `path:start-end of total (hash h)`; pass that hash as base_hash to change the file."
+        "straight from disk, never clipped; version reads an older one (ragdown_history); paths reads up to "
+        "10 in turn. path may be a wikilink target (Note, Note#Heading, an alias). line_numbers prefixes "
+        "`12│ ` for citing [path, L12-20]. The first line is `path:start-end of total (hash h)`; pass that "
+        "hash as base_hash to change the file."
     ),
     args=ReadDocArgs,
     annotations=READ_ONLY,
@@ -320,6 +367,12 @@ class ListArgs(Args):
     session_id: Annotated[str | None, Field(description="Only documents this session wrote.")] = None
     sort: Literal["path", "recent"] = "path"
     limit: Annotated[int, Field(ge=1, le=1000)] = 100
+    since: Annotated[
+        str | None, Field(max_length=64, description="Only documents changed since: 2h, 3d, or an ISO time.")
+    ] = None
+    deleted: Annotated[
+        bool, Field(description="List the trash instead: deleted documents ragdown_restore can bring back.")
+    ] = False
 
 
 def list_line(ctx: ToolContext, f: FileRecord, superseded: dict[str, list[str]]) -> str:
@@ -337,14 +390,38 @@ def list_line(ctx: ToolContext, f: FileRecord, superseded: dict[str, list[str]])
     return f"{line}: {f.description}" if f.description else line
 
 
+def trash_documents(ctx: ToolContext, a: ListArgs) -> str:
+    prefix = ctx.scope.docs_path(normalise_prefix(a.path_prefix or "")) if a.path_prefix else ctx.scope.prefix
+    since = parse_since(a.since) if a.since else None
+    entries = [
+        e
+        for e in history_of(ctx).trash(prefix)
+        if ctx.scope.contains(e.path) and (since is None or e.deleted_at >= since)
+    ]
+    if not entries:
+        return "The trash is empty."
+    lines = [f"deleted documents: {len(entries)}"]
+    for e in entries[: a.limit]:
+        lines.append(
+            f"{ctx.scope.view(e.path)} (deleted {iso_seconds(e.deleted_at)}, last version {e.last.version} by "
+            f"{who_text(e.last)}, {e.last.size:,} bytes)"
+        )
+    lines.append("Bring one back with ragdown_restore path=… version=….")
+    return "\n".join(lines)
+
+
 def list_documents(ctx: ToolContext, a: ListArgs) -> str:
+    if a.deleted:
+        return trash_documents(ctx, a)
     store = ctx.store()
+    since_ns = int(parse_since(a.since) * 1e9) if a.since else None
     flt = ctx.scope.file_filter(
         normalise_prefix(a.path_prefix or ""),
         tag=normalise_tag(a.tag) if a.tag else None,
         written_by=a.written_by,
         session=a.session_id,
         hide_superseded=False,
+        changed_since_ns=since_ns,
     )
     total = store.count_files(flt)
     if total == 0:
@@ -365,7 +442,8 @@ LIST = ToolSpec(
     description=(
         "Browse documents instead of searching: a count, then one line each with path, title, tags, the "
         "day it changed, who wrote it if an agent did (tool and session), what supersedes it, and its "
-        "description. Filters: path_prefix, tag, written_by, session_id; sort path|recent; limit."
+        "description. Filters: path_prefix, tag, written_by, session_id, since (2h, 3d, ISO: what changed); "
+        "sort path|recent; limit. deleted: true lists the trash."
     ),
     args=ListArgs,
     annotations=READ_ONLY,

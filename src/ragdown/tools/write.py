@@ -29,6 +29,8 @@ from ragdown.tools.context import ToolContext
 from ragdown.tools.read import compact
 
 MAX_NAME_TRIES = 1000
+REMEMBER_NAME, WRITE_NAME, EDIT_NAME = "ragdown_remember", "ragdown_write", "ragdown_edit"
+MOVE_NAME, DELETE_NAME = "ragdown_move", "ragdown_delete"
 W = TypeVar("W", bound=Args)
 
 
@@ -103,7 +105,7 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
             a.title, a.content, note_path=rel, tags=a.tags or (), supersedes=replaced, session_id=a.session_id
         )
         try:
-            door.create(path, text.encode(), rel)
+            door.create(path, text.encode(), rel, journal=ctx.journal(REMEMBER_NAME, a.session_id))
         except Refusal as err:
             if err.kind != "conflict":
                 raise
@@ -114,7 +116,7 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
 
 
 REMEMBER = ToolSpec(
-    name="ragdown_remember",
+    name=REMEMBER_NAME,
     description=(
         "Save a new document (title, content, optional tags) under the notes folder and index it before "
         "returning. Never overwrites: returns the path it chose. supersedes lists documents this one "
@@ -159,13 +161,15 @@ def write_file(ctx: ToolContext, a: WriteArgs) -> str:
         previous = door.decode(old, display) if old is not None else None
         return prepare_write(a.text, old_text=previous, session_id=a.session_id).encode()
 
-    written = door.save(path, display, change, base_hash=a.base_hash)
+    written = door.save(
+        path, display, change, base_hash=a.base_hash, journal=ctx.journal(WRITE_NAME, a.session_id)
+    )
     verb = "created" if written.created else "wrote"
     return f"{verb} {display} (hash {written.short_hash})"
 
 
 WRITE = ToolSpec(
-    name="ragdown_write",
+    name=WRITE_NAME,
     description=(
         "Create a document at `path`, or replace one: replacing needs base_hash (from ragdown_read_doc), so "
         "you never overwrite a version you have not read. append: true adds text at the end instead, or "
@@ -206,12 +210,12 @@ def edit_file(ctx: ToolContext, a: EditArgs) -> str:
         text, count = apply_replacements(door.decode(old, display), edits)
         return text.encode()
 
-    written = door.save(path, display, change, base_hash=a.base_hash)
+    written = door.save(path, display, change, base_hash=a.base_hash, journal=ctx.journal(EDIT_NAME))
     return f"edited {display} (replaced {count}, hash {written.short_hash})"
 
 
 EDIT = ToolSpec(
-    name="ragdown_edit",
+    name=EDIT_NAME,
     description=(
         "Change parts of a document without sending the rest: each edit swaps one exact passage "
         "(old_text, matched once unless replace_all) for new_text, in order, all or nothing. A passage "
@@ -232,8 +236,9 @@ class MoveArgs(Args):
     to: Annotated[str, Field(min_length=1, description="The whole new path, name included.")]
 
 
-def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
-    """Move a document or subfolder and rewrite the links to it: (from, to, documents updated)."""
+def move_path(ctx: ToolContext, a: MoveArgs, who: str = MOVE_NAME) -> tuple[str, str, list[str]]:
+    """Move a document or subfolder and rewrite the links to it: (from, to, documents updated); the history
+    records `who` moved it."""
     scope = ctx.scope
     src = resolve_in(scope.dir, a.source, markdown=False)
     if not src.exists():
@@ -266,14 +271,17 @@ def move_path(ctx: ToolContext, a: MoveArgs) -> tuple[str, str, list[str]]:
     rewrites = plan_move(
         texts, {move_from: move_to}, attachments=attachments(scope.folder_dir), aliases=aliases
     )
-    door.move(src, dst, dst_rel)
+    journal = ctx.journal(who)
+    door.move(src, dst, dst_rel, journal=journal)
     updated: list[str] = []
     for rw in rewrites:
         target = scope.folder_dir / rw.new_path
         display = scope.view(scope.from_folder_path(rw.new_path))
         planned_from = sha256_hex(texts[rw.path].encode())
         try:  # only over the text the plan was made from: a document changed meanwhile keeps its version
-            door.save(target, display, door.becomes(rw.text.encode()), base_hash=planned_from)
+            door.save(
+                target, display, door.becomes(rw.text.encode()), base_hash=planned_from, journal=journal
+            )
         except Refusal as err:
             if err.code != "changed":
                 raise
@@ -288,7 +296,7 @@ def move_answer(ctx: ToolContext, a: MoveArgs) -> str:
 
 
 MOVE = ToolSpec(
-    name="ragdown_move",
+    name=MOVE_NAME,
     description=(
         "Rename or move a document, or a subfolder with everything in it, from `from` to `to` (the whole "
         "new path), rewriting every wikilink and relative Markdown link that pointed at what moved. Never "
@@ -321,22 +329,22 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
             raise conflict(
                 f"{display} is a subfolder that holds files: pass recursive: true to delete it all"
             )
-        door.delete_folder(path)
+        door.delete_folder(path, journal=ctx.journal(DELETE_NAME))
         return f"deleted {display}"
     if not is_markdown(path.name):
         raise bad_request(
             f"{display} is not a Markdown document; only documents and subfolders can be deleted"
         )
-    door.delete(path, display, base_hash=a.base_hash)
+    door.delete(path, display, base_hash=a.base_hash, journal=ctx.journal(DELETE_NAME))
     return f"deleted {display}"
 
 
 DELETE = ToolSpec(
-    name="ragdown_delete",
+    name=DELETE_NAME,
     description=(
-        "Delete a document or a subfolder at `path`, for good (no trash). A subfolder that holds anything "
-        "needs recursive: true. With base_hash, a document is deleted only if unchanged since you read it. "
-        "Links to it are left as they are."
+        "Delete a document or a subfolder at `path`, into the trash (ragdown_list deleted: true; "
+        "ragdown_restore brings it back). A subfolder that holds anything needs recursive: true. With "
+        "base_hash, a document is deleted only if unchanged since you read it. Links to it are left as they are."
     ),
     args=DeleteArgs,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),

@@ -1,0 +1,109 @@
+"""Who changes what: the write door records each change it makes through a `Journal`, and the sync records
+the changes it finds on disk (edits made in Obsidian, an editor, `git pull`) through `observe_sync`.
+
+Recording never fails a write: the file on disk is already the new one when the journal hears of it, so a
+history that cannot be written is logged, not raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdown.history.store import HistoryStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Journal:
+    """Records the door's changes for one caller: `who` (a tool's name, `web`, …) and its session."""
+
+    store: HistoryStore
+    root: Path
+    who: str
+    session: str | None = None
+
+    def _rel(self, path: Path) -> str | None:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def saved(self, path: Path, before: bytes | None, data: bytes, *, event: str | None = None) -> None:
+        rel = self._rel(path)
+        if rel is None:
+            return
+        try:
+            self.store.record(
+                rel,
+                data,
+                who=self.who,
+                session=self.session,
+                event=event or ("created" if before is None else "changed"),
+                before=before,
+            )
+        except (sqlite3.Error, OSError) as err:
+            log.error("the history could not record %s: %s", rel, err)
+
+    def deleted(self, path: Path, before: bytes) -> None:
+        rel = self._rel(path)
+        if rel is None:
+            return
+        try:
+            self.store.record_delete(rel, before, who=self.who, session=self.session)
+        except (sqlite3.Error, OSError) as err:
+            log.error("the history could not record the delete of %s: %s", rel, err)
+
+    def deleted_folder(self, path: Path, documents: Sequence[tuple[Path, bytes]]) -> None:
+        for doc, data in documents:
+            self.deleted(doc, data)
+
+    def moved(self, src: Path, dst: Path) -> None:
+        a, b = self._rel(src), self._rel(dst)
+        if a is None or b is None:
+            return
+        try:
+            self.store.record_move(a, b, who=self.who, session=self.session)
+        except (sqlite3.Error, OSError) as err:
+            log.error("the history could not record the move of %s to %s: %s", a, b, err)
+
+
+def observe_sync(
+    store: HistoryStore,
+    changed: Sequence[tuple[str, bytes]],
+    added: Sequence[tuple[str, str]],
+    removed: Sequence[str],
+) -> None:
+    """What a sync found on disk, recorded as `external`.
+
+    - a changed document (its hash differs from the index's) gets a version;
+    - a new document gets none (a first sync never copies a vault into history): unless a removed document's
+      last recorded bytes are its bytes, which is a rename made outside, and its history follows;
+    - a removed document with history goes to the trash.
+    """
+    try:
+        moved_from: dict[str, str] = {}
+        if removed and added:
+            last_hash = {}
+            for path in removed:
+                doc_id = store.find_doc(path, deleted=False)
+                versions = store.versions(doc_id) if doc_id is not None else []
+                if versions:
+                    last_hash[versions[0].hash] = path
+            for path, digest in added:
+                source = last_hash.pop(digest, None)
+                if source is not None:
+                    moved_from[source] = path
+        for source, target in moved_from.items():
+            store.record_move(source, target, who="external")
+        for path, data in changed:
+            store.record(path, data, who="external", event="changed")
+        for path in removed:
+            if path not in moved_from and store.find_doc(path, deleted=False) is not None:
+                store.record_delete(path, None, who="external")
+    except (sqlite3.Error, OSError) as err:
+        log.error("the history could not record what the sync found: %s", err)

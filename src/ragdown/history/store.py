@@ -1,0 +1,434 @@
+"""The version history of one docs dir: every version of every document, beside the documents.
+
+Not derived data: it lives in `<docs dir>/.ragdown/history.sqlite` (a dot-folder the indexer and Obsidian
+skip), so deleting the data dir loses none of it. Content-addressed: a version's bytes are stored once per
+hash, zlib-compressed, shared by every version (and document) with those bytes. WAL mode and a busy timeout
+make it safe for several processes (a primary and its readers) recording at once; each record is one short
+transaction.
+
+A document is followed by an id, not by its path: a move keeps its versions under the new path, a delete
+puts it in the trash (its versions stay, and it can be restored). Versions are numbered per document from 1.
+Retention: every version of the last `keep_days`, and at least the last `keep` of each document; blobs no
+version uses any more are dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragdown.atomic import sha256_hex
+
+log = logging.getLogger(__name__)
+
+HISTORY_DIR = ".ragdown"
+HISTORY_FILE = "history.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs(hash TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS docs(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL,
+  deleted_at REAL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS docs_live ON docs(path) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE TABLE IF NOT EXISTS versions(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  doc_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  lines INTEGER NOT NULL,
+  at REAL NOT NULL,
+  who TEXT NOT NULL,
+  session TEXT,
+  event TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS versions_doc ON versions(doc_id, seq);
+CREATE INDEX IF NOT EXISTS versions_hash ON versions(hash);
+CREATE INDEX IF NOT EXISTS versions_at ON versions(at);
+"""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One recorded version of a document."""
+
+    id: int  # unique in the docs dir (ReadmeDB's version id)
+    doc_id: int
+    version: int  # 1, 2, … per document
+    path: str  # the document's path when this version was made (docs-relative)
+    hash: str
+    size: int
+    lines: int
+    at: float  # seconds since the epoch
+    who: str  # a tool's name, `web`, `api`, `external`, `restore`, …
+    session: str | None
+    event: str  # `created`, `changed`, `moved`, `deleted`, `restored`, `original`
+
+
+@dataclass(frozen=True)
+class TrashEntry:
+    doc_id: int
+    path: str
+    deleted_at: float
+    last: Version
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as editors count them: a final line break does not start another line."""
+    if not data:
+        return 0
+    n = data.count(b"\n")
+    return n if data.endswith(b"\n") else n + 1
+
+
+def _version(row: tuple[Any, ...]) -> Version:
+    return Version(
+        id=int(row[0]),
+        doc_id=int(row[1]),
+        version=int(row[2]),
+        path=str(row[3]),
+        hash=str(row[4]),
+        size=int(row[5]),
+        lines=int(row[6]),
+        at=float(row[7]),
+        who=str(row[8]),
+        session=str(row[9]) if row[9] is not None else None,
+        event=str(row[10]),
+    )
+
+
+_VERSION_COLS = "id, doc_id, seq, path, hash, size, lines, at, who, session, event"
+
+
+class HistoryStore:
+    """The history file of one docs dir; one connection per thread, every write one IMMEDIATE transaction."""
+
+    def __init__(self, docs_dir: Path, *, keep_days: float = 30.0, keep: int = 20) -> None:
+        self.docs_dir = docs_dir
+        self.path = docs_dir / HISTORY_DIR / HISTORY_FILE
+        self.keep_days = keep_days
+        self.keep = keep
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._pruned_at = 0.0
+
+    # -- connections -------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection; the file (and its dot-folder) is made by the first one, lazily, so a
+        folder nobody changed through ragdown never gets one."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            conn = sqlite3.connect(
+                str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            with contextlib.suppress(OSError):
+                self.path.chmod(0o600)
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+    # -- recording ---------------------------------------------------------------------------------
+
+    def _live_doc(self, conn: sqlite3.Connection, path: str) -> int | None:
+        row = conn.execute("SELECT id FROM docs WHERE path = ? AND deleted_at IS NULL", (path,)).fetchone()
+        return int(row[0]) if row else None
+
+    def _latest(self, conn: sqlite3.Connection, doc_id: int) -> Version | None:
+        row = conn.execute(
+            f"SELECT {_VERSION_COLS} FROM versions WHERE doc_id = ? ORDER BY seq DESC LIMIT 1", (doc_id,)
+        ).fetchone()
+        return _version(row) if row else None
+
+    def _add(
+        self,
+        conn: sqlite3.Connection,
+        doc_id: int,
+        path: str,
+        data: bytes,
+        *,
+        who: str,
+        session: str | None,
+        event: str,
+        at: float,
+    ) -> Version:
+        digest = sha256_hex(data)
+        conn.execute(
+            "INSERT OR IGNORE INTO blobs(hash, size, data) VALUES (?, ?, ?)",
+            (digest, len(data), zlib.compress(data, 6)),
+        )
+        row = conn.execute(
+            "SELECT coalesce(max(seq), 0) FROM versions WHERE doc_id = ?", (doc_id,)
+        ).fetchone()
+        seq = int(row[0]) + 1
+        cur = conn.execute(
+            "INSERT INTO versions(doc_id, seq, path, hash, size, lines, at, who, session, event)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (doc_id, seq, path, digest, len(data), count_lines(data), at, who, session, event),
+        )
+        return Version(
+            int(cur.lastrowid or 0),
+            doc_id,
+            seq,
+            path,
+            digest,
+            len(data),
+            count_lines(data),
+            at,
+            who,
+            session,
+            event,
+        )
+
+    def _doc_for(self, conn: sqlite3.Connection, path: str) -> int:
+        doc_id = self._live_doc(conn, path)
+        if doc_id is None:
+            cur = conn.execute("INSERT INTO docs(path) VALUES (?)", (path,))
+            doc_id = int(cur.lastrowid or 0)
+        return doc_id
+
+    def record(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        who: str,
+        session: str | None = None,
+        event: str = "changed",
+        before: bytes | None = None,
+    ) -> Version | None:
+        """Record `data` as the newest version of `path`; None when it already is (same hash).
+
+        `before`, the bytes the file held until this change, is recorded first when the document has no
+        history yet, so the first change through ragdown can be undone too (event `original`).
+        """
+        now = time.time()
+        with self._write() as conn:
+            doc_id = self._doc_for(conn, path)
+            latest = self._latest(conn, doc_id)
+            if latest is None and before is not None and sha256_hex(before) != sha256_hex(data):
+                self._add(conn, doc_id, path, before, who="before", session=None, event="original", at=now)
+            elif latest is not None and latest.hash == sha256_hex(data):
+                return None
+            version = self._add(conn, doc_id, path, data, who=who, session=session, event=event, at=now)
+        self._maybe_prune()
+        return version
+
+    def record_delete(self, path: str, data: bytes | None, *, who: str, session: str | None = None) -> bool:
+        """Put `path` in the trash: its last bytes recorded (when known and new), the document marked deleted.
+        False when there is nothing to keep (no history and no bytes)."""
+        now = time.time()
+        with self._write() as conn:
+            doc_id = self._live_doc(conn, path)
+            if doc_id is None and data is None:
+                return False
+            if doc_id is None:
+                doc_id = self._doc_for(conn, path)
+            latest = self._latest(conn, doc_id)
+            if data is not None and (latest is None or latest.hash != sha256_hex(data)):
+                self._add(conn, doc_id, path, data, who=who, session=session, event="changed", at=now)
+            conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (now, doc_id))
+        return True
+
+    def record_move(self, src: str, dst: str, *, who: str, session: str | None = None) -> None:
+        """`src` is now `dst` (a document, or every document under a folder `src/`): its history follows."""
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT id, path FROM docs WHERE deleted_at IS NULL AND (path = ? OR (path >= ? AND path < ?))",
+                (src, src + "/", src + "0"),
+            ).fetchall()
+            for doc_id, old in rows:
+                new = dst + str(old)[len(src) :]
+                # A live document already followed at the new path (made outside, then moved over): trash it.
+                conn.execute(
+                    "UPDATE docs SET deleted_at = ? WHERE path = ? AND deleted_at IS NULL AND id != ?",
+                    (time.time(), new, doc_id),
+                )
+                conn.execute("UPDATE docs SET path = ? WHERE id = ?", (new, doc_id))
+                latest = self._latest(conn, int(doc_id))
+                if latest is not None:
+                    conn.execute(
+                        "INSERT INTO versions(doc_id, seq, path, hash, size, lines, at, who, session, event)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        (doc_id, latest.version + 1, new, latest.hash, latest.size, latest.lines, time.time(), who,
+                         session, "moved"),
+                    )  # fmt: skip
+
+    def undelete(self, doc_id: int, path: str) -> None:
+        """A trashed document is live again at `path` (its restore records the version)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE docs SET deleted_at = ? WHERE path = ? AND deleted_at IS NULL AND id != ?",
+                (time.time(), path, doc_id),
+            )
+            conn.execute("UPDATE docs SET deleted_at = NULL, path = ? WHERE id = ?", (path, doc_id))
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def versions(self, doc_id: int) -> list[Version]:
+        """Newest first."""
+        if not self.exists:
+            return []
+        rows = self._conn().execute(
+            f"SELECT {_VERSION_COLS} FROM versions WHERE doc_id = ? ORDER BY seq DESC", (doc_id,)
+        )
+        return [_version(r) for r in rows]
+
+    def find_doc(self, path: str, *, deleted: bool | None = None) -> int | None:
+        """The document followed at `path`: the live one, else (unless `deleted=False`) the newest trashed one."""
+        if not self.exists:
+            return None
+        conn = self._conn()
+        if deleted is not True:
+            doc_id = self._live_doc(conn, path)
+            if doc_id is not None:
+                return doc_id
+        if deleted is False:
+            return None
+        row = conn.execute(
+            "SELECT id FROM docs WHERE path = ? AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
+            (path,),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def is_deleted(self, doc_id: int) -> bool:
+        row = self._conn().execute("SELECT deleted_at FROM docs WHERE id = ?", (doc_id,)).fetchone()
+        return row is not None and row[0] is not None
+
+    def version(self, doc_id: int, number: int) -> Version | None:
+        row = (
+            self._conn()
+            .execute(f"SELECT {_VERSION_COLS} FROM versions WHERE doc_id = ? AND seq = ?", (doc_id, number))
+            .fetchone()
+        )
+        return _version(row) if row else None
+
+    def by_id(self, version_id: int) -> Version | None:
+        row = (
+            self._conn()
+            .execute(f"SELECT {_VERSION_COLS} FROM versions WHERE id = ?", (version_id,))
+            .fetchone()
+        )
+        return _version(row) if row else None
+
+    def data(self, version: Version) -> bytes:
+        row = self._conn().execute("SELECT data FROM blobs WHERE hash = ?", (version.hash,)).fetchone()
+        if row is None:
+            raise LookupError(f"the bytes of version {version.version} of {version.path} are missing")
+        return zlib.decompress(row[0])
+
+    def trash(self, prefix: str = "") -> list[TrashEntry]:
+        """Deleted documents (under a docs-relative folder `prefix`), most recently deleted first."""
+        if not self.exists:
+            return []
+        conn = self._conn()
+        sql = "SELECT id, path, deleted_at FROM docs WHERE deleted_at IS NOT NULL"
+        params: list[object] = []
+        if prefix:
+            sql += " AND path >= ? AND path < ?"
+            params += [prefix.rstrip("/") + "/", prefix.rstrip("/") + "0"]
+        out: list[TrashEntry] = []
+        for doc_id, path, deleted_at in conn.execute(sql + " ORDER BY deleted_at DESC", params).fetchall():
+            if self._live_doc(conn, str(path)) is not None:
+                continue  # a document lives at that path again: the trashed one is still listed by history
+            latest = self._latest(conn, int(doc_id))
+            if latest is not None:
+                out.append(TrashEntry(int(doc_id), str(path), float(deleted_at), latest))
+        return out
+
+    def changed_since(self, since: float, prefix: str = "") -> dict[str, Version]:
+        """Path → newest version recorded since `since`, for live documents under `prefix`."""
+        if not self.exists:
+            return {}
+        sql = (
+            f"SELECT {', '.join('v.' + c.strip() for c in _VERSION_COLS.split(','))} FROM versions v"
+            " JOIN docs d ON d.id = v.doc_id WHERE v.at >= ? AND d.deleted_at IS NULL"
+        )
+        params: list[object] = [since]
+        if prefix:
+            sql += " AND d.path >= ? AND d.path < ?"
+            params += [prefix.rstrip("/") + "/", prefix.rstrip("/") + "0"]
+        out: dict[str, Version] = {}
+        for row in self._conn().execute(sql + " ORDER BY v.at", params):
+            v = _version(row)
+            out[v.path] = v
+        return out
+
+    def size_bytes(self) -> int:
+        if not self.path.parent.is_dir():
+            return 0
+        return sum(p.stat().st_size for p in self.path.parent.glob(HISTORY_FILE + "*") if p.is_file())
+
+    # -- retention ---------------------------------------------------------------------------------
+
+    def _maybe_prune(self) -> None:
+        now = time.monotonic()
+        if now - self._pruned_at < 60:
+            return
+        self._pruned_at = now
+        try:
+            self.prune()
+        except sqlite3.Error as err:  # retention can wait for the next write
+            log.warning("pruning the history failed: %s", err)
+
+    def prune(self, now: float | None = None) -> int:
+        """Drop versions older than `keep_days` beyond the newest `keep` of each document; then unused blobs.
+        Returns how many versions were dropped."""
+        cutoff = (time.time() if now is None else now) - self.keep_days * 86400
+        with self._write() as conn:
+            cur = conn.execute(
+                "DELETE FROM versions WHERE at < ? AND id NOT IN ("
+                " SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY doc_id ORDER BY seq DESC) AS rank"
+                " FROM versions) WHERE rank <= ?)",
+                (cutoff, self.keep),
+            )
+            dropped = cur.rowcount
+            if dropped:
+                conn.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM versions)")
+        return max(0, dropped)
