@@ -41,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
     ix.add_argument("dir", type=Path)
     ix.add_argument("--full", action="store_true", help="drop every chunk and re-embed everything")
     ix.add_argument("--json", action="store_true", help="print the sync report as JSON on the last line")
+    ix.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out paths matching this gitignore-style pattern (repeatable; only excludes)",
+    )
 
     se = sub.add_parser("search", help="hybrid search over a folder (syncs it first)")
     se.add_argument("dir", type=Path)
@@ -65,10 +72,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _engine(settings: Settings, directory: Path) -> Engine:
+def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> Engine:
     if not directory.is_dir():
         raise ConfigError(f"not a directory: {directory}")
-    engine = Engine(settings.with_docs_dir(directory), "stdio", docs_dir=directory)
+    engine = Engine(settings.with_docs_dir(directory), "stdio", docs_dir=directory, ignore=tuple(ignore))
     engine.start(background=False, initial_sync=False, watch=False)
     if engine.error:
         raise SystemExit(f"ragdown: {engine.error}")
@@ -76,7 +83,7 @@ def _engine(settings: Settings, directory: Path) -> Engine:
 
 
 def _index(settings: Settings, args: argparse.Namespace) -> int:
-    engine = _engine(settings, args.dir)
+    engine = _engine(settings, args.dir, args.ignore)
     try:
         if engine.indexer is not None and sys.stderr.isatty():
             report = _index_with_progress(engine, args.full)

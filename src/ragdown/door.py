@@ -139,7 +139,9 @@ def save(
             atomic.replace(path, data)
         if journal is not None and data != old:
             journal.saved(path, old, data, event=event)
-        return Written(path, data, created=old is None)
+    if journal is not None and data != old:
+        journal.finished(path)
+    return Written(path, data, created=old is None)
 
 
 def create(path: Path, data: bytes, display: str, *, journal: Journal | None = None) -> Written:
@@ -148,6 +150,7 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
     atomic.write_new(path, data)
     if journal is not None:
         journal.saved(path, None, data)
+        journal.finished(path)
     return Written(path, data, created=True)
 
 
@@ -167,7 +170,9 @@ def delete(
         if journal is not None:
             journal.deleted(path, old)
         path.unlink()
-        return old
+    if journal is not None:
+        journal.finished(path)
+    return old
 
 
 def same_file(a: Path, b: Path) -> bool:
@@ -194,6 +199,7 @@ def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = No
             os.unlink(src)
     if journal is not None:
         journal.moved(src, dst)
+        journal.finished(src, dst)
 
 
 def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
@@ -207,6 +213,8 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
         shutil.rmtree(path)
     else:
         path.rmdir()
+    if journal is not None:
+        journal.finished(path)
 
 
 def documents_under(directory: Path) -> list[Path]:

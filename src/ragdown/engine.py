@@ -9,9 +9,11 @@ the primary (`PrimaryWatcher`) and tries to take over the moment it closes; a ch
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,18 @@ FIRST_SYNC_WAIT_S = 2.0
 HANDOVER_WAIT_S = 10.0
 
 
+@dataclass(frozen=True)
+class DocumentChanges:
+    """What one sync changed on disk, as docs-relative paths (for `Engine.add_change_listener`)."""
+
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+ChangeListener = Callable[[DocumentChanges], None]
+
+
 class NotReady(RuntimeError):
     """The engine could not start (no usable index); the message says why and what to do."""
 
@@ -60,6 +74,7 @@ class Engine:
         docs_dir: Path | None = None,
         embedder: Embedder | None = None,
         takeover_interval_s: float = TAKEOVER_INTERVAL_S,
+        ignore: tuple[str, ...] = (),
     ) -> None:
         self.settings = settings
         self.mode = mode
@@ -79,9 +94,11 @@ class Engine:
         self._ready = threading.Event()
         self._closed = threading.Event()
         self._takeover_interval_s = takeover_interval_s
+        self.ignore = ignore  # `ragdown index --ignore` patterns, on top of the ignore rules on disk
         self._role_lock = threading.Lock()
         self._primary_watch: PrimaryWatcher | None = None
         self._progress_listeners: list[ProgressFn] = []
+        self._change_listeners: list[ChangeListener] = []
         self._initial_sync: bool = True
         self._watch: bool = settings.watch
         self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
@@ -111,6 +128,15 @@ class Engine:
         self._progress_listeners.append(fn)
         if self.indexer is not None:
             self.indexer.add_progress_listener(fn)
+
+    def add_change_listener(self, fn: ChangeListener) -> None:
+        """Call `fn` (in the sync's thread; it must not block) after each sync of this process that added,
+        updated or removed documents. Only the primary syncs: a reader hears nothing."""
+        self._change_listeners.append(fn)
+
+    def remove_change_listener(self, fn: ChangeListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._change_listeners.remove(fn)
 
     def _start(self) -> None:
         try:
@@ -188,7 +214,12 @@ class Engine:
         self.store = store
         self.searcher = Searcher(store, self.embedder, folders=self.folders)
         self.indexer = Indexer(
-            self.root, store, self.embedder, folders=self.folders, observer=self._observe_sync
+            self.root,
+            store,
+            self.embedder,
+            folders=self.folders,
+            observer=self._observe_sync,
+            ignore=self.ignore,
         )
         for fn in self._progress_listeners:
             self.indexer.add_progress_listener(fn)
@@ -270,9 +301,23 @@ class Engine:
     def _observe_sync(
         self, changed: list[tuple[str, bytes]], added: list[tuple[str, str]], removed: list[str]
     ) -> None:
-        """Edits the sync found on disk (made outside ragdown) go into the history, as `external`."""
-        if self.history is not None:
-            observe_sync(self.history, changed, added, removed)
+        """Edits the sync found on disk (made outside ragdown) go into the history, as `external`; the
+        change listeners hear of every document the sync added, updated or removed."""
+        try:
+            if self.history is not None:
+                observe_sync(self.history, changed, added, removed)
+        finally:
+            if self._change_listeners:
+                changes = DocumentChanges(
+                    added=tuple(p for p, _ in added),
+                    updated=tuple(p for p, _ in changed),
+                    removed=tuple(removed),
+                )
+                for fn in list(self._change_listeners):
+                    try:
+                        fn(changes)
+                    except Exception:  # a broken listener must not fail the sync
+                        log.exception("change listener failed")
 
     # -- use ---------------------------------------------------------------------------------------
 
@@ -385,7 +430,12 @@ class Engine:
                 self.store.ensure_meta(self._meta())
                 self.searcher = Searcher(self.store, embedder, folders=self.folders)
                 self.indexer = Indexer(
-                    self.root, self.store, embedder, folders=self.folders, observer=self._observe_sync
+                    self.root,
+                    self.store,
+                    embedder,
+                    folders=self.folders,
+                    observer=self._observe_sync,
+                    ignore=self.ignore,
                 )
                 for fn in self._progress_listeners:
                     self.indexer.add_progress_listener(fn)

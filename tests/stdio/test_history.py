@@ -100,7 +100,7 @@ async def test_move_and_delete_keep_the_history_and_a_deleted_document_comes_bac
     assert "two" in await end.ok("ragdown_read_doc", path="sub/b.md", version=3)
 
     restored = await end.ok("ragdown_restore", path="sub/b.md", version=1)
-    assert restored.startswith("restored sub/b.md to version 1 (saved as version 4)")  # a delete adds none
+    assert restored.startswith("restored sub/b.md to version 1 (saved as version 5)")  # v4: the delete
     assert (docs / "sub/b.md").read_text() == "# A\n\none\n"
     assert "sub/b.md" in await end.ok("ragdown_list")  # indexed again
     assert await end.ok("ragdown_list", deleted=True) == "The trash is empty."

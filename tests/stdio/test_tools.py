@@ -301,12 +301,14 @@ async def test_moves_a_document_and_a_subfolder_keeping_links(docs: Path, connec
     write(docs, "ops/img.png", b"\x89PNG")
     async with connect(docs) as s:
         moved = await s.ok("ragdown_move", **{"from": "ops/backups.md", "to": "ops/snapshots.md"})
-        assert moved == "moved ops/backups.md to ops/snapshots.md; links updated in index.md"
+        assert (
+            moved.split("\n", 1)[0] == "moved ops/backups.md to ops/snapshots.md; links updated in index.md"
+        )
         assert (docs / "index.md").read_text() == (
             "# Index\n\nSee [[snapshots]] and [restore](ops/snapshots.md#restore).\n"
         )
         folder = await s.ok("ragdown_move", **{"from": "ops", "to": "infra/db"})
-        assert folder == "moved ops to infra/db; links updated in index.md"
+        assert folder.split("\n", 1)[0] == "moved ops to infra/db; links updated in index.md"
         assert (docs / "infra/db/img.png").exists()
         assert "infra/db/snapshots.md" in (docs / "index.md").read_text()
         write(docs, "taken.md", "# Taken\n")

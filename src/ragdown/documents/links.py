@@ -238,6 +238,27 @@ class LinkResolver:
             return self._resolve_relative(link.target, from_path, link.anchor)
         return self.resolve(link.raw, from_path)
 
+    def candidates(self, raw_target: str, from_path: str | None = None) -> list[str]:
+        """Every path a wikilink could mean at the step that resolves it: one for a path that exists as
+        written (or beside the linking document), several when a bare name or an alias is shared (Obsidian
+        then picks one by its tie-break). Empty when it resolves to nothing."""
+        target, _anchor = parse_link(raw_target)
+        if not target:
+            return [from_path] if from_path else []
+        from_dir = posixpath.dirname(from_path) if from_path else ""
+        chosen = self._resolve_wiki(target, from_dir)
+        if chosen is None:
+            return []
+        index = self._index
+        wanted = [target, posixpath.normpath(posixpath.join(from_dir, target))] if from_dir else [target]
+        if any(index.lower.get(path.lower()) for want in wanted for path in _with_markdown(want)):
+            return [chosen]
+        needle = target.lower()
+        for hits in (index.by_name.get(needle), index.by_alias.get(needle)):
+            if hits and chosen in hits:
+                return sorted(hits)
+        return [chosen]
+
     def _resolve_wiki(self, target: str, from_dir: str) -> str | None:
         index = self._index
         wanted = [target]

@@ -2,15 +2,16 @@
 the changes it finds on disk (edits made in Obsidian, an editor, `git pull`) through `observe_sync`.
 
 Recording never fails a write: the file on disk is already the new one when the journal hears of it, so a
-history that cannot be written is logged, not raised.
+history that cannot be written is logged, not raised; the same holds for the upkeep the journal runs after
+a change (`after`).
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdown.history.store import HistoryStore
@@ -18,14 +19,24 @@ from ragdown.history.store import HistoryStore
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Journal:
-    """Records the door's changes for one caller: `who` (a tool's name, `web`, …) and its session."""
+ChangeHook = Callable[["Journal", Sequence[Path]], None]
 
-    store: HistoryStore
+
+@dataclass
+class Journal:
+    """One caller's changes through the write door: who made them (a tool's name, `web`, …) and its session.
+
+    It records each change in the version history (when `store` is given), remembers the paths changed, and
+    runs `after` (the folder's `index.md` upkeep) once a change is on disk. `notes` gathers what the caller's
+    answer should say besides (an index.md left alone, say)."""
+
+    store: HistoryStore | None
     root: Path
     who: str
     session: str | None = None
+    after: ChangeHook | None = None
+    changed: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def _rel(self, path: Path) -> str | None:
         try:
@@ -33,43 +44,49 @@ class Journal:
         except ValueError:
             return None
 
+    def _done(self, *paths: Path) -> None:
+        self.changed.extend(paths)
+        if self.after is not None:
+            try:
+                self.after(self, paths)
+            except Exception as err:  # upkeep after a write never undoes or fails the write
+                log.exception("after a write of %s", ", ".join(map(str, paths)))
+                self.notes.append(f"the follow-up of this write failed: {err}")
+
     def saved(self, path: Path, before: bytes | None, data: bytes, *, event: str | None = None) -> None:
         rel = self._rel(path)
-        if rel is None:
-            return
-        try:
-            self.store.record(
-                rel,
-                data,
-                who=self.who,
-                session=self.session,
-                event=event or ("created" if before is None else "changed"),
-                before=before,
-            )
-        except (sqlite3.Error, OSError) as err:
-            log.error("the history could not record %s: %s", rel, err)
+        if rel is not None and self.store is not None:
+            try:
+                self.store.record(
+                    rel,
+                    data,
+                    who=self.who,
+                    session=self.session,
+                    event=event or ("created" if before is None else "changed"),
+                    before=before,
+                )
+            except (sqlite3.Error, OSError) as err:
+                log.error("the history could not record %s: %s", rel, err)
 
     def deleted(self, path: Path, before: bytes) -> None:
         rel = self._rel(path)
-        if rel is None:
-            return
-        try:
-            self.store.record_delete(rel, before, who=self.who, session=self.session)
-        except (sqlite3.Error, OSError) as err:
-            log.error("the history could not record the delete of %s: %s", rel, err)
+        if rel is not None and self.store is not None:
+            try:
+                self.store.record_delete(rel, before, who=self.who, session=self.session)
+            except (sqlite3.Error, OSError) as err:
+                log.error("the history could not record the delete of %s: %s", rel, err)
 
-    def deleted_folder(self, path: Path, documents: Sequence[tuple[Path, bytes]]) -> None:
-        for doc, data in documents:
-            self.deleted(doc, data)
+    def finished(self, *paths: Path) -> None:
+        """The door is done with `paths` (written, deleted or moved) and holds no lock: run the upkeep."""
+        self._done(*paths)
 
     def moved(self, src: Path, dst: Path) -> None:
         a, b = self._rel(src), self._rel(dst)
-        if a is None or b is None:
-            return
-        try:
-            self.store.record_move(a, b, who=self.who, session=self.session)
-        except (sqlite3.Error, OSError) as err:
-            log.error("the history could not record the move of %s to %s: %s", a, b, err)
+        if a is not None and b is not None and self.store is not None:
+            try:
+                self.store.record_move(a, b, who=self.who, session=self.session)
+            except (sqlite3.Error, OSError) as err:
+                log.error("the history could not record the move of %s to %s: %s", a, b, err)
 
 
 def observe_sync(

@@ -254,8 +254,10 @@ class HistoryStore:
             latest = self._latest(conn, doc_id)
             if latest is None and before is not None and sha256_hex(before) != sha256_hex(data):
                 self._add(conn, doc_id, path, before, who="before", session=None, event="original", at=now)
-            elif latest is not None and latest.hash == sha256_hex(data):
-                return None
+            elif latest is not None and latest.hash == sha256_hex(data) and event != "restored":
+                return (
+                    None  # the same bytes again (a restore is always said: it may bring a deleted one back)
+                )
             version = self._add(conn, doc_id, path, data, who=who, session=session, event=event, at=now)
         self._maybe_prune()
         return version
@@ -271,8 +273,21 @@ class HistoryStore:
             if doc_id is None:
                 doc_id = self._doc_for(conn, path)
             latest = self._latest(conn, doc_id)
-            if data is not None and (latest is None or latest.hash != sha256_hex(data)):
-                self._add(conn, doc_id, path, data, who=who, session=session, event="changed", at=now)
+            if data is not None and latest is None:  # never changed through ragdown: its text as it was
+                latest = self._add(
+                    conn, doc_id, path, data, who="before", session=None, event="original", at=now
+                )
+            elif data is not None and latest is not None and latest.hash != sha256_hex(data):
+                latest = self._add(
+                    conn, doc_id, path, data, who="external", session=None, event="changed", at=now
+                )
+            if latest is not None:  # who deleted it, and when: a version of the last bytes, marked deleted
+                conn.execute(
+                    "INSERT INTO versions(doc_id, seq, path, hash, size, lines, at, who, session, event)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (doc_id, latest.version + 1, path, latest.hash, latest.size, latest.lines, now, who, session,
+                     "deleted"),
+                )  # fmt: skip
             conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (now, doc_id))
         return True
 

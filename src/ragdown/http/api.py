@@ -39,6 +39,7 @@ from ragdown.history.journal import Journal
 from ragdown.http import serversettings
 from ragdown.http.errors import error, ok
 from ragdown.index.embedders import EmbedderError
+from ragdown.index.ignore import refuse_ignored
 from ragdown.index.store import FileFilter
 from ragdown.index.walk import loose_markdown
 from ragdown.linking import folder_resolver
@@ -55,7 +56,8 @@ from ragdown.tools.history import diff_text, restore
 from ragdown.tools.read import backlinks_of, file_lines
 from ragdown.tools.root import create_folder
 from ragdown.tools.versions import followed, version_bytes, version_json
-from ragdown.tools.write import MoveArgs, move_path
+from ragdown.tools.write import MoveArgs, lint_warnings, move_path
+from ragdown.wiki import new_journal
 
 WEB = "web"  # who the version history says made a change through these routes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024  # a request body (the spec's 4 MiB); a document's own limit is the door's
@@ -132,10 +134,9 @@ class Api:
     def ctx(self, scope: Scope) -> ToolContext:
         return ToolContext(runtime=self.runtime, scope=scope)
 
-    def journal(self) -> Journal | None:
-        """The web UI's writes, as the version history records them (`web`)."""
-        store = self.engine.history
-        return Journal(store, self.root, WEB) if store is not None else None
+    def journal(self, folder: str | None) -> Journal:
+        """The web UI's writes (`web` in the history) in a folder, with its index.md upkeep if it asks."""
+        return new_journal(self.engine.history, self.root, self.root / folder if folder else self.root, WEB)
 
     def folder_json(self, name: str, counts: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
         fs = folder_settings(self.root / name, name)
@@ -153,6 +154,9 @@ class Api:
             out["created_by"] = fs.created_by
         if fs.toolset:
             out["toolset"] = fs.toolset
+        for key in ("include", "exclude", "index_md"):
+            if key in fs.raw:
+                out[key] = fs.raw[key]
         return out
 
     def store_counts(self) -> dict[str, tuple[int, int]]:
@@ -198,6 +202,7 @@ async def status(api: Api, _: Request) -> Response:
         "ready": ready and engine.error is None,
         "auth_required": api.auth_required,
         "read_only": api.read_only,
+        "history": engine.history is not None,
         "role": engine.role,
         "embedder": engine.embedder.name if engine.embedder else None,
         "files": files,
@@ -309,6 +314,24 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
         data["mcp"] = body["mcp"]
     if "hook" in body:
         data = _patched_hook(data, body["hook"])
+    for key in ("include", "exclude"):
+        if key in body:
+            patterns = body[key]
+            if patterns is None or patterns == []:
+                data.pop(key, None)
+            elif not isinstance(patterns, list) or not all(
+                isinstance(p, str) and p.strip() for p in patterns
+            ):
+                raise bad_request(f"{key} must be a list of gitignore-style patterns (text), or null")
+            else:
+                data[key] = [p.strip() for p in patterns]
+    if "index_md" in body:
+        if body["index_md"] is None:
+            data.pop("index_md", None)
+        elif not isinstance(body["index_md"], bool):
+            raise bad_request("index_md must be true or false")
+        else:
+            data["index_md"] = body["index_md"]
     if "toolset" in body:
         toolset = body["toolset"]
         if toolset is None or toolset == "":
@@ -361,7 +384,7 @@ async def delete_folder(api: Api, request: Request, name: str) -> Response:
         raise bad_request("confirm must repeat the folder's name exactly")
     if name not in list_folders(api.root):
         raise not_found(f"no such folder: {name}")
-    await asyncio.to_thread(functools.partial(door.delete_folder, journal=api.journal()), api.root / name)
+    await asyncio.to_thread(functools.partial(door.delete_folder, journal=api.journal(None)), api.root / name)
     return ok({"name": name, "sync": await api.synced()})
 
 
@@ -370,7 +393,7 @@ async def delete_loose(api: Api, request: Request) -> Response:
     name = _param(request, "name")
     if name not in api.loose_files():
         raise not_found(f"no loose Markdown file named {name}")
-    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal()), api.root / name, name)
+    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal(None)), api.root / name, name)
     return ok({"name": name})
 
 
@@ -478,6 +501,7 @@ def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
     scope, rel, _ = api.locate(path)
     target = resolve_in(scope.dir, rel, markdown=True, create_dirs=True)
     canonical = f"{scope.folder}/{rel}"
+    refuse_ignored(api.root, target, canonical, folders=True)
 
     def change(old: bytes | None) -> bytes:
         if old is not None and base_hash is None and not overwrite:
@@ -485,7 +509,9 @@ def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
         keep_crlf = old is not None and has_crlf(old.decode("utf-8", "replace"))
         return (to_crlf(text) if keep_crlf else text).encode()
 
-    return canonical, door.save(target, canonical, change, base_hash=base_hash, journal=api.journal())
+    return canonical, door.save(
+        target, canonical, change, base_hash=base_hash, journal=api.journal(scope.folder)
+    )
 
 
 async def post_doc(api: Api, request: Request) -> Response:
@@ -495,8 +521,10 @@ async def post_doc(api: Api, request: Request) -> Response:
         raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
     path, written = await asyncio.to_thread(_save_doc, api, body)
     sync = await api.synced()
+    ctx = api.ctx(Scope(root=api.root, folder=path.split("/", 1)[0]))
+    warnings = await asyncio.to_thread(lint_warnings, ctx, written.path, written.data)
     return ok(
-        {"path": path, "created": written.created, "hash": written.hash, "sync": sync},
+        {"path": path, "created": written.created, "hash": written.hash, "sync": sync, "warnings": warnings},
         201 if written.created else 200,
     )
 
@@ -504,8 +532,8 @@ async def post_doc(api: Api, request: Request) -> Response:
 async def delete_doc(api: Api, request: Request) -> Response:
     api.refuse_read_only("Deleting a document")
     path = _param(request, "path")
-    _, _, target = api.locate(path)
-    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal()), target, path)
+    scope, _, target = api.locate(path)
+    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal(scope.folder)), target, path)
     sync = await api.synced()
     return ok({"path": path, "sync": sync})
 

@@ -30,7 +30,7 @@ from ragdown.paths import is_text
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope as DocScope
 from ragdown.scope import open_scope
-from ragdown.tools import ROOT_TOOLS, AnyTool
+from ragdown.tools import ROOT_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -188,14 +188,19 @@ class RagdownApp:
             return
         doc_scope, name, title, folder_toolset = found
         try:
-            tools, instructions = self._tools_for(
-                doc_scope, request.query_params.get("toolset"), folder_toolset
-            )
+            selection = self._tools_for(doc_scope, request.query_params.get("toolset"), folder_toolset)
         except Refusal as err:
             await refused(err)(scope, receive, send)
             return
+        # Stateless: no feed, so resource subscriptions are refused (there is no session to notify later).
         server = build_server(
-            self.runtime, doc_scope, name=name, title=title, tools=tools, instructions=instructions(title)
+            self.runtime,
+            doc_scope,
+            name=name,
+            title=title,
+            tools=selection.tools,
+            instructions=selection.instructions(title),
+            extras=selection,
         )
         manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
         async with manager.run():
@@ -203,14 +208,14 @@ class RagdownApp:
 
     def _tools_for(
         self, doc_scope: DocScope, asked: str | None, folder_toolset: str | None
-    ) -> tuple[tuple[AnyTool, ...], Callable[[str], str]]:
-        """The tools an MCP request gets: `?toolset=` over the folder's `toolset` over `RAGDOWN_TOOLSET`."""
+    ) -> toolsets.Selection:
+        """The tool set an MCP request gets (its tools, resources, templates and prompts): `?toolset=` over
+        the folder's `toolset` over `RAGDOWN_TOOLSET`."""
         if doc_scope.is_root:
             if toolsets.parse(asked) != (toolsets.DEFAULT_TOOLSET,):
                 raise bad_request("the root endpoint /mcp offers ragdown's own tools only")
-            return ROOT_TOOLS, toolsets.ragdown_instructions
-        selection = toolsets.select(asked or folder_toolset or self.runtime.settings.toolset)
-        return selection.tools, selection.instructions
+            return toolsets.Selection((toolsets.DEFAULT_TOOLSET,), ROOT_TOOLS)
+        return toolsets.select(asked or folder_toolset or self.runtime.settings.toolset)
 
     def _mcp_scope(self, path: str) -> tuple[DocScope, str, str, str | None] | None:
         """The scope an MCP path names, the server's name and title, and the folder's own tool set."""

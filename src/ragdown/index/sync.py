@@ -15,7 +15,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ import numpy as np
 
 from ragdown.documents import parse_document
 from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.ignore import IgnoreRules
 from ragdown.index.store import PendingFile, Store
 from ragdown.index.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
 from ragdown.paths import MAX_DOCUMENT_BYTES
@@ -115,8 +116,10 @@ class Indexer:
         *,
         folders: bool,
         observer: SyncObserver | None = None,
+        ignore: Sequence[str] = (),
     ) -> None:
         self.root = root
+        self.ignore = tuple(ignore)  # `ragdown index --ignore`: exclusions on top of the rules on disk
         self.store = store
         self.embedder = embedder
         self.observer = observer
@@ -220,7 +223,8 @@ class Indexer:
         self._seen_changed, self._seen_added = [], []
         if full:
             self.store.clear()
-        walked = walk_markdown(self.root, folders=self.folders)
+        rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)  # read once per sync
+        walked = walk_markdown(self.root, folders=self.folders, rules=rules)
         if walked.loose != self.loose_files and walked.loose:
             log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
         self.loose_files = walked.loose

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from ragdown.index.ignore import IgnoreRules
 from ragdown.paths import MARKDOWN_EXTENSIONS, is_hidden, is_markdown, is_text
 
 log = logging.getLogger(__name__)
@@ -43,11 +44,12 @@ def folder_of(path: str, *, folders: bool) -> str:
     return path.split("/", 1)[0] if folders else ""
 
 
-def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
+def walk_markdown(root: Path, *, folders: bool, rules: IgnoreRules | None = None) -> WalkResult:
     """Every Markdown file under `root` the index should hold.
 
     With `folders` (serve mode) only files inside top-level directories count; Markdown loose at the top
-    is returned separately. Unreadable directories are logged and skipped, never fatal.
+    is returned separately. `rules` (gitignore files, `.ragdownignore`, folder settings) leave out what they
+    ignore: an ignored directory is never entered. Unreadable directories are logged and skipped, never fatal.
     """
     files: list[FileStat] = []
     loose: list[str] = []
@@ -70,10 +72,10 @@ def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
                 if entry.is_dir(follow_symlinks=False):
                     if is_hidden(name):
                         continue
-                    if is_text(name):
-                        stack.append((entry.path, f"{rel}{name}/"))
-                    else:
+                    if not is_text(name):
                         unusable.append(printable_path(f"{rel}{name}/"))
+                    elif rules is None or not rules.ignored(rel + name, is_dir=True):
+                        stack.append((entry.path, f"{rel}{name}/"))
                     continue
                 # Cheap name tests first: only Markdown files cost a stat() (the walk's main cost).
                 if (
@@ -87,6 +89,8 @@ def walk_markdown(root: Path, *, folders: bool) -> WalkResult:
                     continue
                 if folders and not rel:
                     loose.append(name)
+                    continue
+                if rules is not None and rules.ignored(rel + name, is_dir=False):
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as err:

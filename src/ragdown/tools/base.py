@@ -65,12 +65,20 @@ FailureStyle = Callable[[Failure], str]
 
 
 @dataclass(frozen=True)
+class Structured:
+    """A tool's answer with a structured part: `text` for every client, `data` as MCP `structuredContent`."""
+
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class ToolSpec(Generic[A, C]):
     name: str
     description: str
     args: type[A]
     annotations: Annotations
-    handler: Callable[[C, A], Awaitable[str]]
+    handler: Callable[[C, A], Awaitable[str | Structured]]
     # How a failure is said: None is ragdown's own (the message as an `isError` result); a tool set may
     # answer its own shape (MarkIndex's JSON envelope) or raise `ProtocolError` (hallouminate's JSON-RPC codes).
     failure: FailureStyle | None = None
@@ -92,7 +100,7 @@ class ToolSpec(Generic[A, C]):
         except ValidationError as err:
             raise bad_request(f"{self.name}: {describe_validation(err)}") from None
 
-    async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str:
+    async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str | Structured:
         return await self.handler(ctx, self.parse(arguments))
 
 

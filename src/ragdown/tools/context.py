@@ -14,6 +14,7 @@ from ragdown.history.journal import Journal
 from ragdown.index.store import Store
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
+from ragdown.wiki import new_journal
 
 T = TypeVar("T")
 
@@ -41,10 +42,10 @@ class ToolContext:
         except NotReady as err:
             raise unavailable(f"the index is not available: {err}") from None
 
-    def journal(self, who: str, session: str | None = None) -> Journal | None:
-        """How this call's writes are recorded in the version history (None when history is off)."""
-        store = self.engine.history
-        return Journal(store, self.docs_root, who, session) if store is not None else None
+    def journal(self, who: str, session: str | None = None) -> Journal:
+        """How this call's writes are recorded: in the version history (when on), followed by the folder's
+        index.md upkeep (when its settings ask for it)."""
+        return new_journal(self.engine.history, self.docs_root, self.scope.folder_dir, who, session)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Blocking work (SQLite, embedding, disk) off the event loop."""

@@ -17,6 +17,7 @@ from pydantic import Field
 from ragdown import door
 from ragdown.documents import decode_text
 from ragdown.errors import bad_request, conflict, not_found
+from ragdown.index.ignore import refuse_ignored
 from ragdown.sandbox import read_plain, resolve_in
 from ragdown.times import iso_seconds
 from ragdown.tools.base import Annotations, Args, ToolSpec
@@ -153,6 +154,7 @@ def restore(ctx: ToolContext, path: str, number: int, base_hash: str | None, who
     wanted = f.version(number, shown)
     data = version_bytes(ctx, wanted)
     target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True, create_dirs=f.deleted)
+    refuse_ignored(ctx.docs_root, target, shown, folders=ctx.engine.folders)
     store = history_of(ctx)
     if f.deleted:
         if read_plain(ctx.docs_root, f.docs_path) is not None or target.exists():

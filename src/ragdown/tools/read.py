@@ -14,6 +14,7 @@ from pydantic import Field
 from ragdown.atomic import SHORT_HASH, sha256_hex
 from ragdown.config import SEARCH_TOP_K, bounds
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
+from ragdown.documents.footnotes import footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
 from ragdown.errors import Refusal, bad_request, not_found
 from ragdown.index.store import FileRecord, Store
@@ -131,6 +132,12 @@ class ReadDocArgs(Args):
     line_numbers: Annotated[
         bool, Field(description="Prefix each line with its number (`12│ `) for citing.")
     ] = False
+    footnote: Annotated[
+        str | None, Field(max_length=128, description='One footnote: "1" for [^1], "note" for [^note].')
+    ] = None
+    footnotes: Annotated[
+        Literal["include", "exclude"], Field(description="exclude: read without the footnote definitions.")
+    ] = "include"
 
 
 LINE_MARK = "│ "
@@ -185,6 +192,8 @@ def read_doc_text(
     node_id: str | None = None,
     line_numbers: bool = False,
     version: int | None = None,
+    footnote: str | None = None,
+    exclude_footnotes: bool = False,
 ) -> str:
     store = ctx.store()
     notes: list[str] = []
@@ -205,6 +214,8 @@ def read_doc_text(
     text, _ = decode_text(data)
     lines = file_lines(text)
     total = len(lines)
+    if footnote is not None:
+        return footnote_text(ctx, store, docs_path, text, footnote, sha256_hex(data))
     if node_id is not None:
         if start is not None or end is not None:
             raise bad_request("give node_id or start_line/end_line, not both")
@@ -225,9 +236,38 @@ def read_doc_text(
     superseding = store.superseded_by().get(docs_path)
     if superseding:
         notes.append("superseded by " + ", ".join(ctx.scope.view(p) for p in superseding))
+    if exclude_footnotes:
+        notes.append("footnote definitions left out")
+        kept = [(n, line) for n, line in without_footnotes(lines, footnotes(text)) if first <= n <= last]
+        body = [f"{n}{LINE_MARK}{line}" for n, line in kept] if line_numbers else [line for _, line in kept]
+    else:
+        shown = lines[first - 1 : last]
+        body = numbered(shown, first) if line_numbers else shown
     header = f"{ctx.scope.view(docs_path)}:{first}-{last} of {total} ({', '.join(notes)})"
-    shown = lines[first - 1 : last]
-    return header + "\n" + "\n".join(numbered(shown, first) if line_numbers else shown)
+    return header + "\n" + "\n".join(body)
+
+
+def footnote_text(ctx: ToolContext, store: Store, docs_path: str, text: str, label: str, digest: str) -> str:
+    """One footnote's text and where its links go, or a refusal naming the labels the document has."""
+    shown = ctx.scope.view(docs_path)
+    notes = footnotes(text)
+    wanted = label.strip().removeprefix("[").removeprefix("^").removesuffix("]")
+    note = next((n for n in notes if n.label == wanted), None)
+    if note is None:
+        have = ", ".join(n.label for n in notes) or "none"
+        raise not_found(f"{shown} has no footnote [^{wanted}]: its footnotes are {have}")
+    resolver = scope_resolver(ctx, store)
+    from_path = ctx.scope.folder_path(docs_path)
+    targets = []
+    for link in find_links(note.text):
+        found = resolver.resolve_link(link, from_path)
+        where = ctx.scope.view(ctx.scope.from_folder_path(found.path)) if found else "(nothing: missing)"
+        targets.append(f"- {link.raw if link.kind == 'wiki' else link.target} → {where}")
+    header = (
+        f"{shown}:{note.start_line}-{note.end_line} (hash {digest[:SHORT_HASH]}, footnote [^{note.label}])"
+    )
+    links = "\nlinks:\n" + "\n".join(targets) if targets else ""
+    return f"{header}\n{note.text}{links}"
 
 
 def read_many(ctx: ToolContext, a: ReadDocArgs) -> str:
@@ -257,7 +297,14 @@ async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
         return text
     assert a.path is not None
     text = await ctx.run(
-        functools.partial(read_doc_text, node_id=a.node_id, line_numbers=a.line_numbers, version=a.version),
+        functools.partial(
+            read_doc_text,
+            node_id=a.node_id,
+            line_numbers=a.line_numbers,
+            version=a.version,
+            footnote=a.footnote,
+            exclude_footnotes=a.footnotes == "exclude",
+        ),
         ctx,
         a.path,
         a.start_line,

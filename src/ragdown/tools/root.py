@@ -24,7 +24,7 @@ from ragdown.folders import (
     write_settings_file,
 )
 from ragdown.scope import Scope
-from ragdown.tools.base import Annotations, Args, ToolSpec
+from ragdown.tools.base import Annotations, Args, Structured, ToolSpec
 from ragdown.tools.context import ToolContext
 
 OPTIONAL_FOLDER = frozenset({"ragdown_recall", "ragdown_list", "ragdown_context", "ragdown_stats"})
@@ -56,7 +56,7 @@ def with_folder(spec: ToolSpec[Any, ToolContext]) -> ToolSpec[Any, ToolContext]:
     )
     args = create_model(f"Root{spec.args.__name__}", __base__=spec.args, folder=field)
 
-    async def handler(ctx: ToolContext, a: Any) -> str:
+    async def handler(ctx: ToolContext, a: Any) -> str | Structured:
         folder = getattr(a, "folder", None)
         if folder:
             ctx = ToolContext(runtime=ctx.runtime, scope=folder_scope(ctx, folder))

@@ -8,7 +8,8 @@ the index synced before the tool answers.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -16,12 +17,14 @@ from pydantic import Field
 
 from ragdown import door
 from ragdown.atomic import sha256_hex
+from ragdown.documents.lint import lint
 from ragdown.documents.move import plan_move
 from ragdown.documents.remember import default_note_name, note_names, remember_text
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.writes import append_text, prepare_write
 from ragdown.errors import Refusal, bad_request, conflict, not_found
-from ragdown.linking import attachments, folder_files
+from ragdown.index.ignore import refuse_ignored
+from ragdown.linking import attachments, folder_files, folder_resolver
 from ragdown.paths import is_markdown, split_safe
 from ragdown.sandbox import read_plain, resolve_in
 from ragdown.tools.base import Annotations, Args, ToolSpec
@@ -34,20 +37,64 @@ MOVE_NAME, DELETE_NAME = "ragdown_move", "ragdown_delete"
 W = TypeVar("W", bound=Args)
 
 
-def synced(write: Callable[[ToolContext, W], str]) -> Callable[[ToolContext, W], Awaitable[str]]:
-    """A tool handler that runs a blocking write off the event loop, then syncs the index before answering."""
+def lint_warnings(ctx: ToolContext, path: Path, data: bytes) -> list[str]:
+    """The advisory lints of a document just written (`documents/lint.py`), its links resolved in its folder."""
+    store = ctx.store()
+    resolver = folder_resolver(store, ctx.scope.folder, ctx.scope.folder_dir)
+    folder_rel = ctx.scope.folder_path(path.relative_to(ctx.docs_root).as_posix())
+    return lint(data.decode("utf-8", "replace"), folder_rel, resolver)
+
+
+def notes_suffix(notes: list[str]) -> str:
+    """What a write's answer adds about its follow-ups (an index.md left alone)."""
+    return "".join(f"\nnote: {n}" for n in notes)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A write's answer before the index has synced: its text, the documents to lint once it has (so links
+    to what the write just made resolve), and the notes of its follow-ups."""
+
+    text: str
+    linted: tuple[tuple[Path, bytes], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def lint_suffix(ctx: ToolContext, written: Sequence[tuple[Path, bytes]], notes_of: Sequence[str] = ()) -> str:
+    """The lines a write's answer ends with: lint warnings of what it wrote (never a refusal), and the notes
+    of its follow-ups."""
+    notes = notes_suffix(list(notes_of))
+    lines: list[str] = []
+    for path, data in written:
+        warnings = lint_warnings(ctx, path, data)
+        if warnings:
+            name = ctx.scope.view(path.relative_to(ctx.docs_root).as_posix())
+            lines.extend(f"- {name} {w}" for w in warnings)
+    if not lines:
+        return notes
+    return "\nwarnings (the write was made; fix what you did not mean):\n" + "\n".join(lines) + notes
+
+
+def synced(write: Callable[[ToolContext, W], str | Answer]) -> Callable[[ToolContext, W], Awaitable[str]]:
+    """A tool handler that runs a blocking write off the event loop, then syncs the index before answering
+    (and lints what it wrote against the synced index)."""
 
     async def handler(ctx: ToolContext, a: W) -> str:
         await ctx.ready()
         answer = await ctx.run(write, ctx, a)
         await ctx.engine.sync_async()
-        return answer
+        if isinstance(answer, str):
+            return answer
+        return answer.text + await ctx.run(lint_suffix, ctx, answer.linted, answer.notes)
 
     return handler
 
 
 def _doc_path(ctx: ToolContext, raw: str, *, create_dirs: bool = False) -> Path:
-    return resolve_in(ctx.scope.dir, raw, markdown=True, create_dirs=create_dirs)
+    """A document the caller may write: sandboxed, and not left out by the ignore rules."""
+    path = resolve_in(ctx.scope.dir, raw, markdown=True, create_dirs=create_dirs)
+    refuse_ignored(ctx.docs_root, path, raw, folders=ctx.engine.folders)
+    return path
 
 
 def _rel(ctx: ToolContext, path: Path) -> str:
@@ -78,7 +125,7 @@ def _notes_dir(ctx: ToolContext) -> str:
     return "" if notes == "." else notes
 
 
-def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
+def remember_file(ctx: ToolContext, a: RememberArgs) -> Answer:
     notes = _notes_dir(ctx)
     base = a.name.strip() if a.name else default_note_name(a.title)
     if base.lower().endswith(".md"):
@@ -100,18 +147,19 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> str:
         replaced.append(_rel(ctx, target))
     for name in itertools.islice(note_names(base), MAX_NAME_TRIES):
         rel = f"{notes}/{name}.md" if notes else f"{name}.md"
-        path = resolve_in(ctx.scope.dir, rel, markdown=True, create_dirs=True)
+        path = _doc_path(ctx, rel, create_dirs=True)
         text = remember_text(
             a.title, a.content, note_path=rel, tags=a.tags or (), supersedes=replaced, session_id=a.session_id
         )
         try:
-            door.create(path, text.encode(), rel, journal=ctx.journal(REMEMBER_NAME, a.session_id))
+            journal = ctx.journal(REMEMBER_NAME, a.session_id)
+            door.create(path, text.encode(), rel, journal=journal)
         except Refusal as err:
             if err.kind != "conflict":
                 raise
             continue
         suffix = f" (supersedes {', '.join(replaced)})" if replaced else ""
-        return f"saved {rel}{suffix}"
+        return Answer(f"saved {rel}{suffix}", ((path, text.encode()),), tuple(journal.notes))
     raise conflict(f"no free name for {base!r} after {MAX_NAME_TRIES} tries")
 
 
@@ -142,7 +190,7 @@ class WriteArgs(Args):
     session_id: str | None = None
 
 
-def write_file(ctx: ToolContext, a: WriteArgs) -> str:
+def write_file(ctx: ToolContext, a: WriteArgs) -> Answer:
     if a.heading is not None and not a.append:
         raise bad_request("heading only works with append: true")
     path = _doc_path(ctx, a.path, create_dirs=not a.append)
@@ -162,10 +210,16 @@ def write_file(ctx: ToolContext, a: WriteArgs) -> str:
         return prepare_write(a.text, old_text=previous, session_id=a.session_id).encode()
 
     written = door.save(
-        path, display, change, base_hash=a.base_hash, journal=ctx.journal(WRITE_NAME, a.session_id)
+        path,
+        display,
+        change,
+        base_hash=a.base_hash,
+        journal=(journal := ctx.journal(WRITE_NAME, a.session_id)),
     )
     verb = "created" if written.created else "wrote"
-    return f"{verb} {display} (hash {written.short_hash})"
+    return Answer(
+        f"{verb} {display} (hash {written.short_hash})", ((path, written.data),), tuple(journal.notes)
+    )
 
 
 WRITE = ToolSpec(
@@ -197,7 +251,7 @@ class EditArgs(Args):
     base_hash: str | None = None
 
 
-def edit_file(ctx: ToolContext, a: EditArgs) -> str:
+def edit_file(ctx: ToolContext, a: EditArgs) -> Answer:
     path = _doc_path(ctx, a.path)
     display = _rel(ctx, path)
     count = 0
@@ -210,8 +264,13 @@ def edit_file(ctx: ToolContext, a: EditArgs) -> str:
         text, count = apply_replacements(door.decode(old, display), edits)
         return text.encode()
 
-    written = door.save(path, display, change, base_hash=a.base_hash, journal=ctx.journal(EDIT_NAME))
-    return f"edited {display} (replaced {count}, hash {written.short_hash})"
+    journal = ctx.journal(EDIT_NAME)
+    written = door.save(path, display, change, base_hash=a.base_hash, journal=journal)
+    return Answer(
+        f"edited {display} (replaced {count}, hash {written.short_hash})",
+        ((path, written.data),),
+        tuple(journal.notes),
+    )
 
 
 EDIT = ToolSpec(
@@ -236,7 +295,13 @@ class MoveArgs(Args):
     to: Annotated[str, Field(min_length=1, description="The whole new path, name included.")]
 
 
-def move_path(ctx: ToolContext, a: MoveArgs, who: str = MOVE_NAME) -> tuple[str, str, list[str]]:
+def move_path(
+    ctx: ToolContext,
+    a: MoveArgs,
+    who: str = MOVE_NAME,
+    rewritten: list[tuple[Path, bytes]] | None = None,
+    notes: list[str] | None = None,
+) -> tuple[str, str, list[str]]:
     """Move a document or subfolder and rewrite the links to it: (from, to, documents updated); the history
     records `who` moved it."""
     scope = ctx.scope
@@ -245,6 +310,7 @@ def move_path(ctx: ToolContext, a: MoveArgs, who: str = MOVE_NAME) -> tuple[str,
         raise not_found(f"nothing at {a.source}")
     is_dir = src.is_dir()
     dst = resolve_in(scope.dir, a.to, markdown=not is_dir)
+    refuse_ignored(ctx.docs_root, dst, a.to, folders=ctx.engine.folders)
     if not is_dir and not is_markdown(src.name):
         raise bad_request(f"{a.source} is not a Markdown document; only documents and subfolders move")
     src_rel, dst_rel = _rel(ctx, src), _rel(ctx, dst)
@@ -287,12 +353,19 @@ def move_path(ctx: ToolContext, a: MoveArgs, who: str = MOVE_NAME) -> tuple[str,
                 raise
             continue
         updated.append(display)
+        if rewritten is not None:
+            rewritten.append((target, rw.text.encode()))
+    if notes is not None:
+        notes.extend(journal.notes)
     return src_rel, dst_rel, sorted(updated)
 
 
-def move_answer(ctx: ToolContext, a: MoveArgs) -> str:
-    src, dst, updated = move_path(ctx, a)
-    return f"moved {src} to {dst}" + (f"; links updated in {', '.join(updated)}" if updated else "")
+def move_answer(ctx: ToolContext, a: MoveArgs) -> Answer:
+    rewritten: list[tuple[Path, bytes]] = []
+    notes: list[str] = []
+    src, dst, updated = move_path(ctx, a, rewritten=rewritten, notes=notes)
+    links = f"; links updated in {', '.join(updated)}" if updated else ""
+    return Answer(f"moved {src} to {dst}{links}", tuple(rewritten), tuple(notes))
 
 
 MOVE = ToolSpec(
@@ -329,14 +402,14 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
             raise conflict(
                 f"{display} is a subfolder that holds files: pass recursive: true to delete it all"
             )
-        door.delete_folder(path, journal=ctx.journal(DELETE_NAME))
-        return f"deleted {display}"
+        door.delete_folder(path, journal=(journal := ctx.journal(DELETE_NAME)))
+        return f"deleted {display}" + notes_suffix(journal.notes)
     if not is_markdown(path.name):
         raise bad_request(
             f"{display} is not a Markdown document; only documents and subfolders can be deleted"
         )
-    door.delete(path, display, base_hash=a.base_hash, journal=ctx.journal(DELETE_NAME))
-    return f"deleted {display}"
+    door.delete(path, display, base_hash=a.base_hash, journal=(journal := ctx.journal(DELETE_NAME)))
+    return f"deleted {display}" + notes_suffix(journal.notes)
 
 
 DELETE = ToolSpec(

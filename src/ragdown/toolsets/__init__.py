@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ragdown.errors import Refusal, bad_request
 from ragdown.tools import ALL_TOOLS, AnyTool
-from ragdown.toolsets import markindex
+from ragdown.toolsets import hallouminate, markindex, readmedb
+from ragdown.toolsets.base import PromptSpec, ResourceSpec, ResourceTemplateSpec
 
 DEFAULT_TOOLSET = "ragdown"
 
@@ -32,6 +33,9 @@ class ToolSet:
     name: str
     tools: tuple[AnyTool, ...]
     instructions: Callable[[str], str]
+    resources: tuple[ResourceSpec, ...] = ()
+    templates: tuple[ResourceTemplateSpec, ...] = ()
+    prompts: tuple[PromptSpec, ...] = ()
 
 
 SETS: dict[str, ToolSet] = {
@@ -39,6 +43,15 @@ SETS: dict[str, ToolSet] = {
     for s in (
         ToolSet("ragdown", ALL_TOOLS, ragdown_instructions),
         ToolSet("markindex", markindex.TOOLS, lambda _title: markindex.INSTRUCTIONS),
+        ToolSet(
+            "readmedb",
+            readmedb.TOOLS,
+            lambda _title: readmedb.INSTRUCTIONS,
+            resources=readmedb.RESOURCES,
+            templates=readmedb.TEMPLATES,
+            prompts=readmedb.PROMPTS,
+        ),
+        ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS),
     )
 }
 
@@ -47,6 +60,9 @@ SETS: dict[str, ToolSet] = {
 class Selection:
     names: tuple[str, ...]
     tools: tuple[AnyTool, ...]
+    resources: tuple[ResourceSpec, ...] = ()
+    templates: tuple[ResourceTemplateSpec, ...] = ()
+    prompts: tuple[PromptSpec, ...] = ()
 
     def instructions(self, title: str) -> str:
         return "\n\n".join(SETS[name].instructions(title) for name in self.names)
@@ -78,7 +94,14 @@ def select(raw: str | None) -> Selection:
                 )
             owner[tool.name] = name
             tools.append(tool)
-    return Selection(names, tuple(tools))
+    sets = [SETS[name] for name in names]
+    return Selection(
+        names,
+        tuple(tools),
+        resources=tuple(r for s in sets for r in s.resources),
+        templates=tuple(r for s in sets for r in s.templates),
+        prompts=tuple(p for s in sets for p in s.prompts),
+    )
 
 
 __all__ = ["DEFAULT_TOOLSET", "SETS", "Selection", "ToolSet", "parse", "select"]

@@ -139,4 +139,13 @@ export const api = {
   backlinks: (path, signal) => request("GET", "/api/backlinks", { query: { path }, signal }),
   outline: (path, signal) => request("GET", "/api/outline", { query: { path }, signal }),
   file: (path, signal) => request("GET", "/api/file", { query: { path }, raw: true, signal }),
+
+  // The version history: `to` left out compares with the file on disk; `baseHash`, if given, must
+  // still be the document's hash for a restore to go ahead (409 `changed` otherwise).
+  history: (path, signal) => request("GET", "/api/history", { query: { path }, signal }),
+  version: (path, version, signal) => request("GET", "/api/version", { query: { path, version }, signal }),
+  diff: (path, from, to, signal) => request("GET", "/api/diff", { query: { path, from, to }, signal }),
+  restore: (path, version, baseHash) =>
+    request("POST", "/api/restore", { body: { path, version, base_hash: baseHash || undefined } }),
+  trash: (folder, signal) => request("GET", "/api/trash", { query: { folder }, signal }),
 };

@@ -13,6 +13,7 @@ import { readOnly, refreshFolders, refreshStatus, state, subscribe } from "./sta
 import { renderDoc } from "./view-doc.js";
 import { renderFolder } from "./view-folder.js";
 import { renderFolderSettings } from "./view-folder-settings.js";
+import { renderTrash } from "./view-trash.js";
 import { createFolder, folderBadges, renderHome } from "./view-home.js";
 import { renderSettings } from "./view-settings.js";
 import { renderUsage } from "./view-usage.js";
@@ -24,6 +25,7 @@ const VIEWS = {
   home: renderHome,
   folder: renderFolder,
   "folder-settings": renderFolderSettings,
+  "folder-trash": renderTrash,
   doc: renderDoc,
   edit: renderEditor,
   settings: renderSettings,

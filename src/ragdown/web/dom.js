@@ -91,6 +91,34 @@ export function fmtDate(ms) {
   return new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+const RELATIVE_STEPS = [
+  ["year", 365 * 86400],
+  ["month", 30 * 86400],
+  ["week", 7 * 86400],
+  ["day", 86400],
+  ["hour", 3600],
+  ["minute", 60],
+];
+
+/** How long ago (or ahead) `ms` is, in words: `just now`, `5 minutes ago`, `yesterday`. */
+export function fmtAgo(ms, now = Date.now()) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
+  const seconds = (ms - now) / 1000;
+  if (Math.abs(seconds) < 45) return "just now";
+  for (const [unit, size] of RELATIVE_STEPS) {
+    if (Math.abs(seconds) >= size * 0.9 || unit === "minute") {
+      return relativeFormat.format(Math.round(seconds / size), unit);
+    }
+  }
+  return "";
+}
+
+/** A server time (ISO 8601) as milliseconds, or NaN. */
+export function isoMs(iso) {
+  return typeof iso === "string" ? Date.parse(iso) : Number.NaN;
+}
+
 export function fmtDay(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
   return new Date(ms).toLocaleDateString(undefined, { dateStyle: "medium" });

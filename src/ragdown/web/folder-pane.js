@@ -179,6 +179,16 @@ export class FolderPane {
           : null,
         h(
           "a",
+          {
+            class: "button small",
+            id: "trash-link",
+            href: routes.folderTrash(this.folder),
+            title: "Deleted documents of this folder",
+          },
+          "Trash",
+        ),
+        h(
+          "a",
           { class: "button small", href: routes.folderSettings(this.folder), title: "Folder settings" },
           "Settings",
         ),

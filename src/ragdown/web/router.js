@@ -4,7 +4,8 @@
 //   #/                      the folders
 //   #/f/<folder>            a folder: its documents and search
 //   #/f/<folder>/settings   a folder's settings and its MCP config
-//   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading
+//   #/f/<folder>/trash      a folder's deleted documents
+//   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading (&history=1: its History open)
 //   #/e/<path>              the editor
 //   #/settings, #/usage     server settings, the query log
 //
@@ -35,6 +36,9 @@ export function parseRoute(hash) {
   if (head === "f" && rest.length === 2 && rest[1] === "settings") {
     return { name: "folder-settings", folder: rest[0], query };
   }
+  if (head === "f" && rest.length === 2 && rest[1] === "trash") {
+    return { name: "folder-trash", folder: rest[0], query };
+  }
   if ((head === "d" || head === "e") && rest.length >= 2) {
     return { name: head === "d" ? "doc" : "edit", folder: rest[0], path: rest.join("/"), query };
   }
@@ -47,11 +51,13 @@ export const routes = {
   home: () => "#/",
   folder: (name) => `#/f/${encodeURIComponent(name)}`,
   folderSettings: (name) => `#/f/${encodeURIComponent(name)}/settings`,
-  doc: (path, { line, end, h } = {}) => {
+  folderTrash: (name) => `#/f/${encodeURIComponent(name)}/trash`,
+  doc: (path, { line, end, h, history } = {}) => {
     const query = new URLSearchParams();
     if (line) query.set("line", String(line));
     if (end) query.set("end", String(end));
     if (h) query.set("h", h);
+    if (history) query.set("history", "1");
     const tail = query.toString();
     return `#/d/${encodePath(path)}${tail ? `?${tail}` : ""}`;
   },
@@ -80,6 +86,26 @@ export function navigate(hash, { replace = false, force = false } = {}) {
   } else {
     window.location.hash = hash;
   }
+}
+
+/**
+ * Changes the address without rendering it again: for a panel the view opened or closed itself
+ * (the document's History), so a reload or a copied link shows it the same way.
+ */
+export function replaceQuietly(hash) {
+  history.replaceState(null, "", hash);
+  current = hash;
+}
+
+/** The current address with one query parameter set (or removed, `value` null), quietly. */
+export function setQueryQuietly(name, value) {
+  const hash = window.location.hash || "#/";
+  const at = hash.indexOf("?");
+  const query = new URLSearchParams(at < 0 ? "" : hash.slice(at + 1));
+  if (value === null) query.delete(name);
+  else query.set(name, value);
+  const tail = query.toString();
+  replaceQuietly(`${at < 0 ? hash : hash.slice(0, at)}${tail ? `?${tail}` : ""}`);
 }
 
 /** Renders the current route again (after a change the view should show). */

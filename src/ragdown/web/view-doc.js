@@ -1,13 +1,14 @@
 // One document: the rendered preview with its outline beside it, its superseded banner, backlinks,
-// and Edit, Move and Delete.
+// its History (history.js), and Edit, Move and Delete. A deleted one shows its versions and Restore.
 
 import { api, ApiError } from "./api.js";
 import { badge, basename, h, mount, notice, plainText, relPath, spinner, tagChips } from "./dom.js";
 import { ask, choose, confirmDialog, toast, toastError } from "./dialogs.js";
 import { newDocument } from "./folder-pane.js";
+import { HistoryPanel, historyEnabled, restoredText, restoreVersion, timeText } from "./history.js";
 import { mountOutline } from "./outline.js";
 import { FileCache, fillPreview, scrollToHeading, scrollToLine } from "./preview.js";
-import { navigate, routes } from "./router.js";
+import { navigate, reload, routes, setQueryQuietly } from "./router.js";
 import { docsChanged, readOnly } from "./state.js";
 
 export async function renderDoc(main, route, { signal, pane }) {
@@ -19,6 +20,11 @@ export async function renderDoc(main, route, { signal, pane }) {
     doc = await api.doc(path, signal);
   } catch (err) {
     if (err.name === "AbortError") return { dispose: () => files.dispose() };
+    if (err.status === 404) {
+      const deleted = await renderDeleted(main, route, signal);
+      if (deleted) return deleted;
+      if (signal.aborted) return {};
+    }
     mount(
       main,
       h(
@@ -48,6 +54,55 @@ export async function renderDoc(main, route, { signal, pane }) {
   );
   const writable = !readOnly();
   const superseded = doc.superseded_by || [];
+
+  // The History panel, above the preview; `?history=1` in the address keeps it open on a reload.
+  const historyHost = h("div", { class: "history-host" });
+  // A link (it opens the same view with `?history=1` in a new tab) that toggles the panel in place.
+  const historyButton = h(
+    "a",
+    {
+      class: "button",
+      id: "history-button",
+      href: routes.doc(path, { history: true }),
+      "aria-expanded": "false",
+      "aria-controls": "history-panel",
+      title: "Earlier versions of this document",
+      onclick: (event) => {
+        if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+        event.preventDefault();
+        if (panel) closeHistory(true);
+        else openHistory(true);
+      },
+    },
+    "History",
+  );
+  let panel = null;
+  const openHistory = (focus) => {
+    panel = new HistoryPanel({
+      path,
+      hash: doc.hash,
+      writable,
+      onClose: () => closeHistory(true),
+      onRestored: () => {
+        docsChanged(route.folder);
+        reload();
+      },
+    });
+    mount(historyHost, panel.el);
+    historyButton.setAttribute("aria-expanded", "true");
+    setQueryQuietly("history", "1");
+    panel.load();
+    if (focus) panel.focus();
+  };
+  const closeHistory = (focus) => {
+    if (!panel) return;
+    panel.dispose();
+    panel = null;
+    mount(historyHost);
+    historyButton.setAttribute("aria-expanded", "false");
+    setQueryQuietly("history", null);
+    if (focus) historyButton.focus();
+  };
 
   mount(
     main,
@@ -82,6 +137,7 @@ export async function renderDoc(main, route, { signal, pane }) {
                 "Edit",
               )
             : null,
+          historyButton,
           writable ? h("button", { type: "button", onclick: () => moveDoc(path) }, "Rename / move") : null,
           writable
             ? h("button", { type: "button", class: "danger", onclick: () => deleteDoc(path) }, "Delete")
@@ -106,6 +162,7 @@ export async function renderDoc(main, route, { signal, pane }) {
         h(
           "div",
           { class: "doc-main" },
+          historyHost,
           preview,
           backlinksEl,
           h(
@@ -134,13 +191,97 @@ export async function renderDoc(main, route, { signal, pane }) {
 
   const outline = mountOutline(outlineEl, { path, preview, signal });
   loadBacklinks(path, backlinksEl, signal);
+  if (route.query.get("history")) openHistory(false);
   return {
     dispose: () => {
+      if (panel) panel.dispose();
       outline.dispose();
       files.dispose();
     },
     focusTarget: line > 0 || heading ? null : "doc-title",
   };
+}
+
+/**
+ * A document that is not on disk but in the history's trash: what it was, Restore, and its versions.
+ * Null when the history does not know it as deleted (the caller says "No such document").
+ */
+async function renderDeleted(main, route, signal) {
+  const path = route.path;
+  let answer;
+  try {
+    answer = await api.history(path, signal);
+  } catch {
+    return null;
+  }
+  const versions = answer.versions || [];
+  if (signal.aborted || !answer.deleted || !versions.length) return null;
+  const writable = !readOnly();
+  const last = versions[0];
+  const panel = new HistoryPanel({
+    path,
+    deleted: true,
+    writable,
+    onRestored: () => {
+      docsChanged(route.folder);
+      reload();
+    },
+  });
+  const restoreLast = async () => {
+    const restored = await restoreVersion(path, last, {
+      title: `Restore ${relPath(path)}?`,
+      message: `It comes back with the text of its last version (v${last.version}).`,
+    });
+    if (!restored) return;
+    toast(restoredText(restored, last.version), "success");
+    docsChanged(route.folder);
+    reload();
+  };
+  mount(
+    main,
+    h(
+      "div",
+      { class: "page doc-page deleted-page" },
+      h(
+        "header",
+        { class: "doc-head" },
+        h(
+          "div",
+          { class: "doc-head-text" },
+          h("h1", { tabindex: "-1", id: "doc-title" }, `Deleted: ${basename(path)}`),
+          h(
+            "p",
+            { class: "doc-path-line" },
+            h("a", { href: routes.folder(route.folder) }, route.folder),
+            h("span", { class: "muted" }, ` / ${relPath(path)}`),
+          ),
+        ),
+        h(
+          "div",
+          { class: "doc-actions" },
+          writable
+            ? h(
+                "button",
+                { type: "button", class: "primary", id: "restore-deleted", onclick: restoreLast },
+                "Restore it",
+              )
+            : null,
+        ),
+      ),
+      notice(
+        "warn",
+        "This document was deleted: it is in the folder's ",
+        h("a", { href: routes.folderTrash(route.folder) }, "Trash"),
+        ". Its last version is ",
+        `v${last.version}, from `,
+        timeText(last.at),
+        ".",
+      ),
+      panel.el,
+    ),
+  );
+  panel.load();
+  return { dispose: () => panel.dispose() };
 }
 
 async function loadBacklinks(path, host, signal) {
@@ -254,17 +395,27 @@ async function moveDoc(path) {
 }
 
 async function deleteDoc(path) {
+  const folder = path.split("/")[0];
+  const trash = await historyEnabled(folder);
+  const where =
+    trash === true
+      ? "moves to the folder's Trash, where it can be restored with its versions"
+      : trash === false
+        ? "will be deleted for good: the version history is off, so there is no trash"
+        : "will be deleted";
   const sure = await confirmDialog({
     title: "Delete this document?",
-    message: `${relPath(path)} will be deleted for good: there is no trash. Links to it are left as they are.`,
+    message: `${relPath(path)} ${where}. Links to it are left as they are.`,
     ok: "Delete",
     danger: true,
   });
   if (!sure) return;
-  const folder = path.split("/")[0];
   try {
     await api.deleteDoc(path);
-    toast(`Deleted ${relPath(path)}.`, "success");
+    toast(
+      trash ? `Deleted ${relPath(path)}: it is in the folder's Trash.` : `Deleted ${relPath(path)}.`,
+      "success",
+    );
     docsChanged(folder);
     navigate(routes.folder(folder), { replace: true });
   } catch (err) {

@@ -59,6 +59,7 @@ export async function renderFolder(main, route, { signal }) {
           { class: "button", href: routes.folderSettings(name) },
           folder.mcp ? "Settings and MCP config" : "Settings: turn MCP on",
         ),
+        h("a", { class: "button", href: routes.folderTrash(name), id: "folder-trash" }, "Trash"),
       ),
       h("h2", {}, "Recently changed"),
       recentEl,

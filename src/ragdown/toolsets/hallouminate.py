@@ -1,0 +1,387 @@
+"""The `hallouminate` tool set: hallouminate's nine tools, names and shapes, over ragdown's engine.
+
+hallouminate's corpora are here the folders the endpoint can see: a folder endpoint sees one (its folder, or
+the docs dir under stdio), named as `list_corpora` says. Its tools call what ragdown's own call: the walk and
+the ignore rules for the file lists, hybrid search for `ground` (rolled up per file, with breadcrumbs), the
+write door for `add_markdown` and `delete_markdown` (so writes are atomic, checked, recorded in the history,
+and answered with the advisory lints), the folder's `index.md` upkeep (on for this set unless the folder
+sets `"index_md": false`, as hallouminate keeps its wiki indexes), footnotes as `ragdown_read_doc` reads
+them. Errors are JSON-RPC errors, as hallouminate's: bad input `-32602`, internal faults `-32603`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ragdown import door
+from ragdown.documents import decode_text
+from ragdown.documents.footnotes import footnotes
+from ragdown.errors import bad_request, conflict, not_found
+from ragdown.folders import read_settings_file
+from ragdown.history.journal import Journal
+from ragdown.index.ignore import IgnoreRules, refuse_ignored
+from ragdown.paths import is_hidden, is_markdown, is_text
+from ragdown.sandbox import read_plain, resolve_in
+from ragdown.search.hybrid import Hit
+from ragdown.tools.base import Annotations, Args, Failure, ProtocolError, Structured, ToolSpec
+from ragdown.tools.context import ToolContext
+from ragdown.tools.write import lint_warnings
+from ragdown.wiki import upkeep
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+READ_ONLY = Annotations(read_only=True)
+WRITES = Annotations(read_only=False, destructive=True)
+MAX_ARG = 4096
+
+INSTRUCTIONS = (
+    "This server is a Markdown wiki (hallouminate's tools). Call list_corpora first. Navigate with list_tree "
+    "(progressive disclosure), search with ground, read_markdown before add_markdown with overwrite: true. "
+    "One topic per file; the first non-blank line is `# Title`; file names are kebab-case .md. Mutating tools "
+    "and read_markdown need an explicit corpus."
+)
+
+
+def jsonrpc_failure(failure: Failure) -> str:
+    """hallouminate's error mapping: caller input → -32602 (InvalidParams), anything else → -32603."""
+    if failure.kind == "internal" or failure.kind == "unavailable":
+        raise ProtocolError(INTERNAL_ERROR, failure.message)
+    raise ProtocolError(INVALID_PARAMS, failure.message)
+
+
+def _corpus_name(ctx: ToolContext) -> str:
+    return ctx.scope.folder or ctx.scope.root.name
+
+
+def _check_corpus(ctx: ToolContext, corpus: str | None, *, required: bool) -> None:
+    if corpus is None or corpus == "":
+        if required:
+            raise bad_request("corpus is required for this tool: call list_corpora for the names")
+        return
+    if corpus != _corpus_name(ctx):
+        raise bad_request(
+            f"unknown corpus {corpus!r}: this endpoint serves {_corpus_name(ctx)!r} (list_corpora)"
+        )
+
+
+def _files(ctx: ToolContext) -> list[str]:
+    """The Markdown files the corpus counts (hidden names, symlinks and ignored paths left out), scope-relative."""
+    rules = IgnoreRules(ctx.docs_root, folders=ctx.engine.folders)
+    base = ctx.scope.dir
+    out: list[str] = []
+    stack = [(base, "")]
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if is_hidden(name) or not is_text(name):
+                continue
+            docs_rel = ctx.scope.docs_path(rel + name)
+            if entry.is_dir(follow_symlinks=False):
+                if not rules.ignored(docs_rel, is_dir=True):
+                    stack.append((Path(entry.path), f"{rel}{name}/"))
+            elif (
+                entry.is_file(follow_symlinks=False)
+                and is_markdown(name)
+                and not rules.ignored(docs_rel, is_dir=False)
+            ):
+                out.append(rel + name)
+    return sorted(out, key=str.lower)
+
+
+def _entry(ctx: ToolContext, rel: str) -> dict[str, str]:
+    return {"path": rel, "absolute_path": str(ctx.scope.dir / rel)}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- list_corpora, list_files, list_tree ----------------------------------------------------------
+
+
+class NoArgs(Args):
+    pass
+
+
+def list_corpora(ctx: ToolContext, _: NoArgs) -> str:
+    settings = ctx.scope.settings()
+    corpus = {
+        "name": _corpus_name(ctx),
+        "title": settings.title,
+        "paths": [str(ctx.scope.dir)],
+        "kind": "folder",
+    }
+    return _json([corpus])
+
+
+class CorpusArgs(Args):
+    corpus: Annotated[str | None, Field(max_length=MAX_ARG, description="A corpus of list_corpora.")] = None
+
+
+def list_files(ctx: ToolContext, a: CorpusArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=False)
+    return _json([_entry(ctx, rel) for rel in _files(ctx)])
+
+
+def list_tree(ctx: ToolContext, a: CorpusArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=False)
+
+    def node(path: str) -> dict[str, Any]:
+        return {
+            "path": path,
+            "absolute_path": str(ctx.scope.dir / path) if path else str(ctx.scope.dir),
+            "files": [],
+            "subdirs": [],
+        }
+
+    root = node("")
+    for rel in _files(ctx):  # only directories on the way to a Markdown file appear: the rest is pruned
+        parts = rel.split("/")
+        here = root
+        for depth in range(1, len(parts)):
+            path = "/".join(parts[:depth])
+            sub = next((s for s in here["subdirs"] if s["path"] == path), None)
+            if sub is None:
+                sub = node(path)
+                here["subdirs"].append(sub)
+            here = sub
+        here["files"].append(_entry(ctx, rel))
+    return _json(root)
+
+
+# -- ground ---------------------------------------------------------------------------------------
+
+
+class GroundArgs(Args):
+    query: Annotated[str, Field(min_length=1, max_length=MAX_ARG)]
+    corpus: Annotated[str | None, Field(max_length=MAX_ARG)] = None
+    top_files: Annotated[int, Field(ge=1, le=50, description="Files in the answer.")] = 5
+    chunks_per_file: Annotated[int, Field(ge=1, le=20, description="Sections shown per file.")] = 3
+    limit: Annotated[
+        int, Field(ge=1, le=100, description="Sections searched before rolling up per file.")
+    ] = 40
+    snippet_chars: Annotated[int, Field(ge=40, le=4000)] = 300
+
+
+def ground(ctx: ToolContext, a: GroundArgs) -> Structured:
+    _check_corpus(ctx, a.corpus, required=False)
+    rt = ctx.runtime
+    opts = rt.search_options(min(a.limit, 50))
+    hits = ctx.engine.search(a.query, ctx.scope.file_filter(), opts)
+    by_file: dict[str, list[Hit]] = {}
+    for hit in hits:
+        by_file.setdefault(hit.path, []).append(hit)
+    docs: list[dict[str, Any]] = []
+    outline: list[str] = []
+    for path, file_hits in list(by_file.items())[: a.top_files]:
+        shown = ctx.scope.view(path)
+        chunks = []
+        outline.append(f"{shown}")
+        for hit in file_hits[: a.chunks_per_file]:
+            c = hit.chunk
+            snippet = " ".join(c.text.split())[: a.snippet_chars]
+            chunks.append(
+                {
+                    "breadcrumb": c.breadcrumb.split(" › "),
+                    "start_line": c.start_line,
+                    "end_line": c.end_line,
+                    "score": round(hit.score, 5),
+                    "similarity": round(hit.similarity, 4) if hit.has_similarity else None,
+                    "snippet": snippet,
+                }
+            )
+            outline.append(f"{c.start_line}-{c.end_line}: {c.breadcrumb}: {snippet}")
+        docs.append(
+            {
+                "path": shown,
+                "absolute_path": str(ctx.docs_root / path),
+                "title": file_hits[0].chunk.file.title,
+                "score": round(max(h.score for h in file_hits), 5),
+                "chunks": chunks,
+            }
+        )
+        outline.append("")
+    text = "\n".join(outline).strip() or "No matches."
+    return Structured(text, {"query": a.query, "corpus": _corpus_name(ctx), "docs": docs})
+
+
+# -- add_markdown, read_markdown, delete_markdown -------------------------------------------------
+
+
+class AddArgs(Args):
+    corpus: Annotated[str, Field(min_length=1, max_length=MAX_ARG)]
+    path: Annotated[str, Field(min_length=1, max_length=MAX_ARG)]
+    content: str
+    overwrite: bool = False
+
+
+def _journal(ctx: ToolContext, who: str) -> Journal:
+    """A write's journal, with the index.md upkeep hallouminate does unless the folder sets it off."""
+    journal = ctx.journal(who)
+    if journal.after is None and read_settings_file(ctx.scope.folder_dir).get("index_md") is not False:
+        journal.after = functools.partial(upkeep, ctx.scope.folder_dir)
+    return journal
+
+
+def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=True)
+    target = resolve_in(ctx.scope.dir, a.path, markdown=True, create_dirs=True)
+    refuse_ignored(ctx.docs_root, target, a.path, folders=ctx.engine.folders)
+    journal = _journal(ctx, "hallouminate:add_markdown")
+
+    def change(old: bytes | None) -> bytes:
+        if old is not None and not a.overwrite:
+            raise conflict(
+                f"{a.path} already exists: read_markdown it first, then add_markdown with overwrite: true"
+            )
+        return a.content.encode()
+
+    written = door.save(target, a.path, change, journal=journal)
+    ctx.engine.sync()
+    warnings = lint_warnings(ctx, target, written.data)
+    return _json(
+        {
+            "path": a.path,
+            "absolute_path": str(target),
+            "created": written.created,
+            "bytes": len(written.data),
+            "warnings": warnings,
+            "notes": journal.notes,
+        }
+    )
+
+
+class PathArgs(Args):
+    corpus: Annotated[str, Field(min_length=1, max_length=MAX_ARG)]
+    path: Annotated[str, Field(min_length=1, max_length=MAX_ARG)]
+
+
+def read_markdown(ctx: ToolContext, a: PathArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=True)
+    target = resolve_in(ctx.scope.dir, a.path, markdown=True)
+    data = read_plain(ctx.docs_root, target.relative_to(ctx.docs_root).as_posix())
+    if data is None:
+        raise not_found(f"no markdown file {a.path} in corpus {a.corpus}")
+    text, _ = decode_text(data)
+    return text
+
+
+def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=True)
+    target = resolve_in(ctx.scope.dir, a.path, markdown=True)
+    journal = _journal(ctx, "hallouminate:delete_markdown")
+    door.delete(target, a.path, journal=journal)
+    ctx.engine.sync()
+    return _json({"path": a.path, "deleted": True, "trash": True, "notes": journal.notes})
+
+
+# -- index, get_footnote --------------------------------------------------------------------------
+
+
+def index(ctx: ToolContext, a: CorpusArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=False)
+    return _json({"corpus": _corpus_name(ctx), **ctx.engine.sync()})
+
+
+class FootnoteArgs(Args):
+    corpus: Annotated[str | None, Field(max_length=MAX_ARG)] = None
+    page: Annotated[
+        str, Field(min_length=1, max_length=MAX_ARG, description="The wiki page's relative path.")
+    ]
+    footnote_number: Annotated[
+        str, Field(min_length=1, max_length=128, description='"1" for [^1], "note" for [^note].')
+    ]
+
+
+def get_footnote(ctx: ToolContext, a: FootnoteArgs) -> str:
+    _check_corpus(ctx, a.corpus, required=False)
+    target = resolve_in(ctx.scope.dir, a.page, markdown=True)
+    data = read_plain(ctx.docs_root, target.relative_to(ctx.docs_root).as_posix())
+    if data is None:
+        raise not_found(f"no page {a.page}")
+    text, _ = decode_text(data)
+    label = a.footnote_number.strip().lstrip("[").lstrip("^").rstrip("]")
+    notes = footnotes(text)
+    note = next((n for n in notes if n.label == label), None)
+    if note is None:
+        raise not_found(
+            f"{a.page} has no footnote [^{label}]: its footnotes are {', '.join(n.label for n in notes) or 'none'}"
+        )
+    return _json(
+        {"page": a.page, "footnote": note.label, "text": note.text, "lines": [note.start_line, note.end_line]}
+    )
+
+
+def _tool(
+    name: str, description: str, args: type[Args], fn: Any, annotations: Annotations = READ_ONLY
+) -> ToolSpec[Any, ToolContext]:
+    async def handler(ctx: ToolContext, a: Any) -> str | Structured:
+        await ctx.ready()
+        result: str | Structured = await ctx.run(fn, ctx, a)
+        return result
+
+    return ToolSpec(name, description, args, annotations, handler, failure=jsonrpc_failure)
+
+
+TOOLS: tuple[ToolSpec[Any, ToolContext], ...] = (
+    _tool("list_corpora", "Every corpus this server knows: call this first.", NoArgs, list_corpora),
+    _tool(
+        "list_files",
+        "The Markdown files of a corpus (its ignore rules honoured): [{path, absolute_path}].",
+        CorpusArgs,
+        list_files,
+    ),
+    _tool(
+        "list_tree",
+        "The files of a corpus as a {path, absolute_path, files, subdirs} tree; folders without Markdown pruned.",
+        CorpusArgs,
+        list_tree,
+    ),
+    _tool(
+        "ground",
+        "Search (meaning and words), rolled up per file with breadcrumbs: a ripgrep-style outline, and the "
+        "full answer as structuredContent.docs. query, corpus, top_files, chunks_per_file, limit, snippet_chars.",
+        GroundArgs,
+        ground,
+    ),
+    _tool(
+        "add_markdown",
+        "Write a Markdown file atomically (overwrite: true to replace; read_markdown first), keep the index.md "
+        "link lists current, and answer advisory lint warnings. Needs corpus.",
+        AddArgs,
+        add_markdown,
+        WRITES,
+    ),
+    _tool("read_markdown", "A Markdown file's verbatim text. Needs corpus.", PathArgs, read_markdown),
+    _tool(
+        "delete_markdown",
+        "Delete a Markdown file (into ragdown's trash: restorable) and update the index.md lists. Needs corpus.",
+        PathArgs,
+        delete_markdown,
+        WRITES,
+    ),
+    _tool(
+        "index",
+        "Re-sync the index with the files now (after edits made outside).",
+        CorpusArgs,
+        index,
+        Annotations(read_only=False),
+    ),
+    _tool(
+        "get_footnote",
+        'One footnote of a page: page (its path), footnote_number ("1" for [^1], "note" for [^note]).',
+        FootnoteArgs,
+        get_footnote,
+    ),
+)
