@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from ragdown.documents.text import normalize_text, split_lines
 from ragdown.folders import read_settings_file
 from ragdown.history import HistoryStore
 from ragdown.history.journal import Journal
+from ragdown.index.ignore import IgnoreRules
 from ragdown.paths import is_hidden, is_markdown, is_text
 
 INDEX_NAME = "index.md"
@@ -55,7 +56,10 @@ def first_h1(path: Path) -> str | None:
     return None
 
 
-def _holds_markdown(directory: Path) -> bool:
+Counts = Callable[[Path, bool], bool]  # whether a path counts (the ignore rules): path, is a directory
+
+
+def _holds_markdown(directory: Path, counts: Counts) -> bool:
     """Whether a directory holds a Markdown document somewhere below it (index.md files alone do not count:
     they only list what is there)."""
     stack = [directory]
@@ -69,24 +73,38 @@ def _holds_markdown(directory: Path) -> bool:
             if is_hidden(entry.name) or not is_text(entry.name):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+                if counts(Path(entry.path), True):
+                    stack.append(Path(entry.path))
             elif (
                 entry.is_file(follow_symlinks=False)
                 and is_markdown(entry.name)
                 and entry.name.lower() != INDEX_NAME
+                and counts(Path(entry.path), False)
             ):
                 return True
     return False
 
 
-def link_list(directory: Path) -> list[str]:
-    """The lines between the markers for `directory`: its subdirectories holding Markdown, then its files."""
+def _everything(_path: Path, _is_dir: bool) -> bool:
+    return True
+
+
+def link_list(directory: Path, counts: Counts = _everything) -> list[str]:
+    """The lines between the markers for `directory`: its subdirectories holding Markdown, then its files;
+    what the ignore rules leave out (`counts`) is not listed."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return []
     dirs = sorted(
-        (e for e in entries if e.is_dir(follow_symlinks=False) and not is_hidden(e.name) and is_text(e.name)),
+        (
+            e
+            for e in entries
+            if e.is_dir(follow_symlinks=False)
+            and not is_hidden(e.name)
+            and is_text(e.name)
+            and counts(Path(e.path), True)
+        ),
         key=lambda e: e.name.lower(),
     )
     files = sorted(
@@ -98,12 +116,13 @@ def link_list(directory: Path) -> list[str]:
             and not is_hidden(e.name)
             and is_text(e.name)
             and e.name.lower() != INDEX_NAME
+            and counts(Path(e.path), False)
         ),
         key=lambda e: e.name.lower(),
     )
     lines: list[str] = []
     for entry in dirs:
-        if not _holds_markdown(Path(entry.path)):
+        if not _holds_markdown(Path(entry.path), counts):
             continue
         gloss = first_h1(Path(entry.path) / INDEX_NAME)
         lines.append(f"- [{entry.name}/](./{entry.name}/{INDEX_NAME})" + (f" — {gloss}" if gloss else ""))
@@ -119,9 +138,9 @@ class Regenerated:
     warning: str | None = None
 
 
-def regenerate(current: str | None, directory: Path) -> Regenerated:
+def regenerate(current: str | None, directory: Path, counts: Counts = _everything) -> Regenerated:
     """What `directory`'s index.md should hold, given what it holds now (None: no file)."""
-    block = link_list(directory)
+    block = link_list(directory, counts)
     if current is None:
         start, end = MARKERS[0]
         return Regenerated("\n".join([f"# {directory.name}", "", start, *block, end]) + "\n")
@@ -169,11 +188,20 @@ def directories_to_refresh(folder_root: Path, changed: Sequence[Path]) -> list[P
     return sorted(seen, key=lambda d: (-len(d.parts), str(d).lower()))
 
 
-def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path]) -> None:
+def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path], *, folders: bool = True) -> None:
     """Regenerate the index.md of every directory above `paths` (a journal's `after` hook): through the write
     door, recorded in the history as the caller's `(index.md)`; an index.md the caller itself just wrote is
     not written over; a file left alone (no markers, damaged ones) is said in the caller's notes."""
     own = {p for p in journal.changed if p.name.lower() == INDEX_NAME}
+    rules = IgnoreRules(journal.root, folders=folders)
+
+    def counts(path: Path, is_dir: bool) -> bool:
+        try:
+            rel = path.relative_to(journal.root).as_posix()
+        except ValueError:
+            return False
+        return not rules.ignored(rel, is_dir=is_dir)
+
     follow = Journal(journal.store, journal.root, f"{journal.who} (index.md)", journal.session)
     for directory in directories_to_refresh(folder_root, paths):
         index = directory / INDEX_NAME
@@ -181,7 +209,7 @@ def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path]) -> None:
             continue
         display = index.relative_to(folder_root).as_posix()
         data = door.read_current(index, display)
-        result = regenerate(data.decode("utf-8", "replace") if data is not None else None, directory)
+        result = regenerate(data.decode("utf-8", "replace") if data is not None else None, directory, counts)
         if result.warning and result.warning not in journal.notes:
             journal.notes.append(result.warning)
         if result.text is not None:
@@ -193,5 +221,5 @@ def new_journal(
 ) -> Journal:
     """A journal for one caller's writes in one folder, with its index.md upkeep when `"index_md": true`."""
     wanted = read_settings_file(folder_root).get("index_md") is True
-    after = functools.partial(upkeep, folder_root) if wanted else None
+    after = functools.partial(upkeep, folder_root, folders=folder_root != root) if wanted else None
     return Journal(store, root, who, session, after=after)

@@ -209,3 +209,14 @@ def test_the_lint_does_not_read_outside(tmp_path: Path) -> None:
     assert lint("# A\n\n[x](../../etc/passwd)\n", "a.md", LinkResolver({}, [])) == [
         "line 3: a link to a missing file: ../../etc/passwd"
     ]
+
+
+async def test_the_lists_leave_out_what_the_ignore_rules_leave_out(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    write(docs, "w/.ragdown.json", json.dumps({"index_md": True, "exclude": ["drafts/", "*.tmp.md"]}))
+    write(docs, "w/drafts/d.md", "# Draft\n")
+    write(docs, "w/s.tmp.md", "# Scratch\n")
+    end = endpoint(open_engine(docs, "serve"), "w")
+    await end.ok("ragdown_write", path="kept.md", text="# Kept\n")
+    assert block(docs / "w/index.md") == ["- [kept.md](./kept.md) — Kept"]

@@ -181,6 +181,7 @@ class Api:
                 "hook": {key: getattr(env.hook, key) for key in config.HOOK_KEYS},
             },
             "schema": config.schema(),
+            "toolset": env.toolset or "ragdown",  # RAGDOWN_TOOLSET: the tool set of folders without their own
         }
 
 
@@ -298,7 +299,9 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
         raise not_found(f"no such folder: {name}")
     body = await json_body(request)
     if not isinstance(body, dict):
-        raise bad_request("send a JSON object: {title?, mcp?, hook?, name?}")
+        raise bad_request(
+            "send a JSON object: {title?, mcp?, hook?, toolset?, include?, exclude?, index_md?, name?}"
+        )
     directory = api.root / name
     data = read_settings_file(directory)
     if "title" in body:
@@ -346,7 +349,10 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
         new_name = validate_folder_name(new_name)
         if (api.root / new_name).exists():
             raise conflict(f"a folder named {new_name} already exists")
+    rules_changed = any(key in body for key in ("include", "exclude"))
     await asyncio.to_thread(write_settings_file, directory, data)
+    if rules_changed and (new_name is None or new_name == name):
+        await api.synced()  # which files count changed: the index follows before the answer
     if new_name is not None and new_name != name:
         await asyncio.to_thread((api.root / name).rename, api.root / new_name)
         await api.synced()

@@ -28,17 +28,23 @@ POLL_INTERVAL_S = 60.0
 MAX_RESTARTS_PER_MINUTE = 20
 
 
+RULE_FILES = frozenset({".gitignore", ".ragdownignore", ".ragdown.json"})
+
+
 def relevant_change(root: Path, path: str) -> bool:
-    """Markdown files and extensionless paths (directory renames) outside dot-folders and node_modules."""
+    """Markdown files, extensionless paths (directory renames), and the files whose rules decide what is
+    indexed (`.gitignore`, `.ragdownignore`, `.ragdown.json`), outside dot-folders and node_modules."""
     try:
         rel = Path(path).relative_to(root)
     except ValueError:
         return False
     parts = rel.parts
-    if not parts or any(is_hidden(p) for p in parts):
+    if not parts or any(is_hidden(p) for p in parts[:-1]):
         return False
     name = parts[-1]
-    return is_markdown(name) or "." not in name
+    if name in RULE_FILES:
+        return True
+    return not is_hidden(name) and (is_markdown(name) or "." not in name)
 
 
 def watched_directories(root: Path) -> list[str]:

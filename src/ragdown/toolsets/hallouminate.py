@@ -230,7 +230,7 @@ def _journal(ctx: ToolContext, who: str) -> Journal:
     """A write's journal, with the index.md upkeep hallouminate does unless the folder sets it off."""
     journal = ctx.journal(who)
     if journal.after is None and read_settings_file(ctx.scope.folder_dir).get("index_md") is not False:
-        journal.after = functools.partial(upkeep, ctx.scope.folder_dir)
+        journal.after = functools.partial(upkeep, ctx.scope.folder_dir, folders=ctx.engine.folders)
     return journal
 
 

@@ -1,9 +1,10 @@
 // The Markdown source editor: a textarea with a Write/Preview switch, Ctrl/Cmd+S to save against
 // the version that was opened, the conflict prompt when the file changed on disk meanwhile, `[[`
-// completion from the folder's documents, and a question before leaving unsaved changes.
+// completion from the folder's documents, a question before leaving unsaved changes, and the
+// advisory lints the server answers a save with (never a refusal: the text is saved either way).
 
 import { api, ApiError } from "./api.js";
-import { basename, h, mount, notice, relPath, spinner } from "./dom.js";
+import { basename, h, mount, notice, plural, relPath, spinner } from "./dom.js";
 import { choose, confirmDialog, toast, toastError } from "./dialogs.js";
 import { FileCache, fillPreview } from "./preview.js";
 import { navigate, routes, setGuard } from "./router.js";
@@ -84,6 +85,8 @@ class Editor {
     this.textarea.value = this.savedText;
     this.previewEl = h("article", { class: "preview editor-preview", id: "editor-preview", hidden: true });
     this.stateEl = h("span", { class: "save-state", id: "save-state", role: "status" });
+    // The lints of the last save; a live region, so the list is read out when it comes.
+    this.warningsEl = h("div", { class: "save-warnings", id: "save-warnings", "aria-live": "polite" });
     this.writeTab = h(
       "button",
       {
@@ -145,6 +148,7 @@ class Editor {
             ),
           ),
         ),
+        this.warningsEl,
         h(
           "div",
           { class: "tabs", role: "tablist", "aria-label": "Editor mode" },
@@ -263,8 +267,84 @@ class Editor {
   saved(text, answer) {
     this.hash = answer.hash;
     this.savedText = text;
-    toast("Saved.", "success", 2000);
+    const warnings = Array.isArray(answer.warnings)
+      ? answer.warnings.filter((warning) => typeof warning === "string")
+      : [];
+    this.showWarnings(warnings);
+    if (!warnings.length) toast("Saved.", "success", 2000);
     docsChanged(this.folder);
+  }
+
+  /** The lints of what was just saved, in a notice above the editor; none clears it. */
+  showWarnings(warnings) {
+    if (!warnings.length) {
+      mount(this.warningsEl);
+      return;
+    }
+    const dismiss = h(
+      "button",
+      {
+        type: "button",
+        class: "icon-button",
+        id: "dismiss-warnings",
+        "aria-label": "Dismiss the warnings",
+        title: "Dismiss",
+        onclick: () => {
+          mount(this.warningsEl);
+          if (this.mode === "write") this.textarea.focus();
+        },
+      },
+      "×",
+    );
+    mount(
+      this.warningsEl,
+      notice(
+        "warn",
+        h(
+          "div",
+          { class: "save-warnings-head" },
+          h("strong", {}, `Saved, with ${plural(warnings.length, "warning")}:`),
+          dismiss,
+        ),
+        h("ul", { class: "save-warnings-list" }, warnings.map((warning) => this.warningItem(warning))),
+        h("p", { class: "field-help" }, "Advisory only: the document is saved as written."),
+      ),
+    );
+  }
+
+  /** One warning; its `line N` a button that puts the caret on that line of the source. */
+  warningItem(warning) {
+    const match = /^line (\d+)(:\s*)([\s\S]*)$/.exec(warning);
+    if (!match) return h("li", {}, warning);
+    const line = Number(match[1]);
+    return h(
+      "li",
+      {},
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-button",
+          title: `Go to line ${line} of the source`,
+          onclick: () => this.goToLine(line),
+        },
+        `line ${line}`,
+      ),
+      `${match[2]}${match[3]}`,
+    );
+  }
+
+  goToLine(line) {
+    if (this.mode !== "write") this.setMode("write");
+    const lines = this.textarea.value.split("\n");
+    const at = Math.min(Math.max(line, 1), lines.length) - 1;
+    const start = lines.slice(0, at).reduce((sum, text) => sum + text.length + 1, 0);
+    this.textarea.focus();
+    this.textarea.setSelectionRange(start, start + lines[at].length);
+    // Scroll the line into view, a third of the way down (measured, so wrapped lines count).
+    const point = caretPoint(this.textarea, start);
+    const top = this.textarea.scrollTop + point.top - this.textarea.clientHeight / 3;
+    this.textarea.scrollTop = Math.max(0, top);
   }
 
   /** The file changed on disk since it was opened: save over it, discard this edit, or keep editing. */
@@ -298,6 +378,7 @@ class Editor {
       this.hash = doc.hash;
       this.savedText = doc.text;
       this.textarea.value = doc.text;
+      this.showWarnings([]);
       this.updateState();
       if (this.mode === "preview") this.renderPreview();
       toast("Loaded the version on disk.", "info", 2500);

@@ -1,13 +1,21 @@
-// A folder's settings (its `.ragdown.json`): title, the MCP switch, the hook's defaults, Copy MCP
-// config, rename and delete. Under RAGDOWN_READ_ONLY the settings still change; rename and delete
-// do not.
+// A folder's settings (its `.ragdown.json`): title, the MCP switch and its tool set, which files
+// count (include / exclude patterns), the index.md upkeep, the hook's defaults, Copy MCP config,
+// rename and delete. Under RAGDOWN_READ_ONLY the settings still change; rename and delete do not.
 
 import { api } from "./api.js";
 import { mcpConfigBlock } from "./connect.js";
 import { h, mount, notice } from "./dom.js";
 import { toast, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
-import { authRequired, folderByName, readOnly, refreshFolders, state, updateFolder } from "./state.js";
+import {
+  authRequired,
+  docsChanged,
+  folderByName,
+  readOnly,
+  refreshFolders,
+  state,
+  updateFolder,
+} from "./state.js";
 import { HOOK_FIELDS, markInvalid, minScoreWarning, parseSetting, settingControl } from "./view-settings.js";
 
 export async function renderFolderSettings(main, route) {
@@ -46,7 +54,10 @@ export async function renderFolderSettings(main, route) {
           ". Changes apply at once.",
         ),
         mcpSection(),
+        toolsetSection(),
         titleSection(),
+        filesSection(),
+        indexMdSection(),
         hookSection(),
         readOnly() ? null : renameSection(),
         readOnly() ? null : deleteSection(),
@@ -54,7 +65,8 @@ export async function renderFolderSettings(main, route) {
     );
   };
 
-  async function patch(body, message) {
+  /** Saves `body`; on a refusal, the server's message in a toast and (given a `control`) under it. */
+  async function patch(body, message, control = null) {
     try {
       const answer = await api.patchFolder(folder.name, body);
       updateFolder(answer.folder, folder.name);
@@ -63,6 +75,10 @@ export async function renderFolderSettings(main, route) {
       return answer.folder;
     } catch (err) {
       toastError(err);
+      if (control && err && err.name !== "AbortError") {
+        markInvalid(control, err.message || String(err));
+        control.focus();
+      }
       return null;
     }
   }
@@ -105,6 +121,197 @@ export async function renderFolderSettings(main, route) {
       h("h3", {}, "Copy MCP config"),
       folder.mcp ? null : notice("info", "Turn MCP on first: until then the endpoint below answers 404."),
       mcpConfigBlock(folder, { authRequired: authRequired() }),
+    );
+  }
+
+  function toolsetSection() {
+    const current = folder.toolset || "";
+    const single = current === "" || TOOLSETS.some((set) => set.name === current);
+    const choice = h(
+      "select",
+      {
+        id: "folder-toolset-choice",
+        onchange: () => {
+          markInvalid(choice, null);
+          markInvalid(custom, null);
+          customField.hidden = choice.value !== CUSTOM;
+          if (!customField.hidden) custom.focus();
+        },
+      },
+      TOOLSETS.map((set) => h("option", { value: set.name === DEFAULT_TOOLSET ? "" : set.name }, set.label)),
+      h("option", { value: CUSTOM }, "Several, comma-separated…"),
+    );
+    choice.value = single ? (current === DEFAULT_TOOLSET ? "" : current) : CUSTOM;
+    const custom = h("input", {
+      id: "folder-toolset",
+      value: single ? "" : current,
+      placeholder: "ragdown,markindex",
+      spellcheck: "false",
+      autocomplete: "off",
+      oninput: () => markInvalid(custom, null),
+    });
+    const customField = h(
+      "label",
+      { class: "field", for: "folder-toolset", hidden: choice.value !== CUSTOM },
+      h("span", { class: "field-label" }, "Tool sets, comma-separated"),
+      custom,
+    );
+    return h(
+      "section",
+      { class: "section", "aria-labelledby": "toolset-heading" },
+      h("h2", { id: "toolset-heading" }, "Tool set"),
+      h(
+        "p",
+        { class: "field-help" },
+        "The tools this folder's MCP endpoint offers: ragdown's own, or the names and shapes of another system. ",
+        "A union offers several at once, unless two of them have a tool of the same name. ",
+        h("code", {}, "?toolset="),
+        " on an MCP URL wins over this; without it, the server's ",
+        h("code", {}, "RAGDOWN_TOOLSET"),
+        " (else ragdown) applies.",
+      ),
+      h(
+        "form",
+        {
+          class: "inline-form",
+          id: "toolset-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const usingCustom = choice.value === CUSTOM;
+            const raw = usingCustom ? custom.value.trim() : choice.value;
+            const control = usingCustom ? custom : choice;
+            const done = await patch(
+              { toolset: raw || null },
+              raw ? `Tool set saved: ${raw}.` : "Tool set saved: the default.",
+              control,
+            );
+            if (done) {
+              draw();
+              document.getElementById("folder-toolset-choice")?.focus();
+            }
+          },
+        },
+        h(
+          "label",
+          { class: "field", for: "folder-toolset-choice" },
+          h("span", { class: "field-label" }, "Tools offered over MCP"),
+          choice,
+        ),
+        customField,
+        h("button", { type: "submit", id: "save-toolset" }, "Save tool set"),
+      ),
+    );
+  }
+
+  function filesSection() {
+    const include = patternArea("folder-include", folder.include, "notes/\n*.md");
+    const exclude = patternArea("folder-exclude", folder.exclude, "drafts/\n*.tmp.md");
+    return h(
+      "section",
+      { class: "section", "aria-labelledby": "files-heading" },
+      h("h2", { id: "files-heading" }, "Which files count"),
+      h(
+        "p",
+        { class: "field-help" },
+        "Patterns in .gitignore syntax, one per line; blank lines are ignored. ",
+        h("code", {}, ".gitignore"),
+        " files at any level, ",
+        h("code", {}, ".git/info/exclude"),
+        " and a ",
+        h("code", {}, ".ragdownignore"),
+        " at the folder root apply too.",
+      ),
+      h(
+        "form",
+        {
+          class: "pattern-form",
+          id: "file-rules-form",
+          onsubmit: async (event) => {
+            event.preventDefault();
+            const done = await patch(
+              { include: patternsOf(include.value), exclude: patternsOf(exclude.value) },
+              "File rules saved. The index follows them at its next sync.",
+            );
+            if (done) {
+              // The list reloads now; documents the rules leave out go at the next sync.
+              docsChanged(folder.name);
+              draw();
+              document.getElementById("save-file-rules")?.focus();
+            }
+          },
+        },
+        h(
+          "div",
+          { class: "pattern-fields" },
+          h(
+            "label",
+            { class: "field", for: "folder-include" },
+            h("span", { class: "field-label" }, "Include only ", h("code", {}, "include")),
+            include,
+            h("span", { class: "field-help" }, "When given, only the paths these match are indexed."),
+          ),
+          h(
+            "label",
+            { class: "field", for: "folder-exclude" },
+            h("span", { class: "field-label" }, "Exclude ", h("code", {}, "exclude")),
+            exclude,
+            h("span", { class: "field-help" }, "Paths these match are left out, whatever include says."),
+          ),
+        ),
+        h(
+          "p",
+          { class: "field-help" },
+          "The index follows at its next sync: the next write made through ragdown, or a reindex. Writes to a path the rules leave out are refused.",
+        ),
+        h(
+          "div",
+          { class: "button-row" },
+          h("button", { type: "submit", id: "save-file-rules" }, "Save file rules"),
+        ),
+      ),
+    );
+  }
+
+  function indexMdSection() {
+    const box = h("input", {
+      type: "checkbox",
+      id: "folder-index-md",
+      checked: folder.index_md === true,
+      onchange: async () => {
+        box.disabled = true;
+        const done = await patch(
+          { index_md: box.checked },
+          box.checked ? "index.md upkeep is on for this folder." : "index.md upkeep is off for this folder.",
+        );
+        if (!done) box.checked = !box.checked;
+        draw();
+        document.getElementById("folder-index-md")?.focus();
+      },
+    });
+    return h(
+      "section",
+      { class: "section", "aria-labelledby": "index-md-heading" },
+      h("h2", { id: "index-md-heading" }, "index.md"),
+      h(
+        "label",
+        { class: "check", for: "folder-index-md" },
+        box,
+        h("span", {}, "Keep index.md link lists current after each write made through ragdown"),
+      ),
+      h(
+        "p",
+        { class: "field-help" },
+        "Each directory's ",
+        h("code", {}, "index.md"),
+        ", from the folder's root down to the written document, gets its list of links regenerated between ",
+        h("code", {}, "<!-- ragdown:index-start -->"),
+        " and ",
+        h("code", {}, "<!-- ragdown:index-end -->"),
+        "; a missing one is made, prose outside the markers is never touched. ",
+        folder.index_md === undefined || folder.index_md === null
+          ? "Unset: off, except for the hallouminate tool set's writes, which keep them unless this is off."
+          : null,
+      ),
     );
   }
 
@@ -291,4 +498,37 @@ export async function renderFolderSettings(main, route) {
 
   draw();
   return {};
+}
+
+const DEFAULT_TOOLSET = "ragdown";
+const CUSTOM = "custom";
+const TOOLSETS = [
+  { name: "ragdown", label: "ragdown (the default)" },
+  { name: "markindex", label: "markindex" },
+  { name: "readmedb", label: "readmedb" },
+  { name: "hallouminate", label: "hallouminate" },
+];
+
+/** A textarea of gitignore-style patterns, one a line (a hand-written single string counts as one). */
+function patternArea(id, value, placeholder) {
+  const lines = Array.isArray(value) ? value : typeof value === "string" && value ? [value] : [];
+  return h("textarea", {
+    id,
+    class: "pattern-input",
+    rows: 5,
+    value: lines.join("\n"),
+    placeholder,
+    spellcheck: "false",
+    autocomplete: "off",
+    autocapitalize: "off",
+  });
+}
+
+/** A textarea's patterns: one a line, trimmed, blank lines left out; null for none (removes the key). */
+export function patternsOf(text) {
+  const patterns = String(text || "")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+  return patterns.length ? patterns : null;
 }
