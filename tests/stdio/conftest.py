@@ -13,8 +13,9 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from ragdown.config import Settings
 from ragdown.errors import Refusal
-from ragdown.mcpserver import call_tool
+from ragdown.mcpserver import call_tool, prepare_stdio
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from ragdown.tools import visible_tools
@@ -79,8 +80,37 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@asynccontextmanager
+async def inprocess_session(settings: Settings) -> AsyncIterator[Session]:
+    """What `ragdown stdio` serves (`prepare_stdio`), driven in this process by the SDK's client over its
+    in-memory transport: the same initialize handshake, JSON-RPC messages and handlers, no process to start."""
+    served = prepare_stdio(settings)
+    try:
+        async with Client(served.server, mode="legacy", read_timeout_seconds=120) as client:
+            yield Session(client)
+    finally:
+        served.close()
+
+
 @pytest.fixture
 def connect(tmp_path: Path) -> Connect:
+    """`connect(docs, **env)`: an MCP session with `ragdown stdio`'s server on `docs`, in-process."""
+
+    @asynccontextmanager
+    async def open_session(docs: Path, **env: str) -> AsyncIterator[Session]:
+        environment = isolated_env(
+            tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(tmp_path / "data"), **env
+        )
+        async with inprocess_session(Settings.from_env(environment)) as session:
+            yield session
+
+    return open_session
+
+
+@pytest.fixture
+def connect_process(tmp_path: Path) -> Connect:
+    """`connect_process(docs, **env)`: the same over a real `ragdown stdio` process (end to end)."""
+
     @asynccontextmanager
     async def open_session(docs: Path, **env: str) -> AsyncIterator[Session]:
         async with stdio_session(stdio_params(tmp_path, docs, **env)) as session:

@@ -206,15 +206,15 @@ async def test_the_history_outlives_the_data_dir(tmp_path: Path, docs: Path, con
 
 
 async def test_two_processes_record_at_once_and_nothing_is_lost(
-    tmp_path: Path, docs: Path, connect: Connect
+    tmp_path: Path, docs: Path, connect_process: Connect
 ) -> None:
-    """A primary and a reader (two `ragdown stdio` on one docs dir and data dir) writing at the same time."""
+    """A primary and a reader (two `ragdown stdio` processes on one docs dir and data dir) writing at once."""
     for name in ("a", "b"):
         write(docs, f"{name}.md", f"# {name}\n\nv0\n")
     rounds = 12
 
     async def agent(name: str) -> None:
-        async with connect(docs) as s:
+        async with connect_process(docs) as s:
             for i in range(1, rounds + 1):
                 base = hash_of(await s.ok("ragdown_read_doc", path=f"{name}.md"))
                 await s.ok("ragdown_write", path=f"{name}.md", text=f"# {name}\n\nv{i}\n", base_hash=base)

@@ -26,7 +26,8 @@ from mcp.shared.exceptions import MCPError
 
 from ragdown.engine import Engine
 from ragdown.errors import not_found
-from ragdown.mcpserver import RESOURCE_PAGE_SIZE, build_server
+from ragdown.mcpresources import RESOURCE_PAGE_SIZE
+from ragdown.mcpserver import build_server
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from ragdown.tools import ALL_TOOLS
@@ -262,10 +263,12 @@ async def test_a_reader_hears_of_the_primarys_syncs(docs: Path, tmp_path: Path, 
             await heard.until(LIST_CHANGED)
 
 
-async def test_a_listen_stream_hears_of_its_documents_only(docs: Path, connect: Connect) -> None:
+async def test_a_listen_stream_hears_of_its_documents_only(docs: Path, connect_process: Connect) -> None:
+    """Over a real process: `subscriptions/listen` is the 2026-07-28 protocol's, which the SDK's in-memory
+    transport (the handshake era's) does not carry."""
     write(docs, "a.md", "# A\n\nfirst\n")
     write(docs, "b.md", "# B\n\nfirst\n")
-    async with connect(docs, RAGDOWN_WATCH="true") as s:
+    async with connect_process(docs, RAGDOWN_WATCH="true") as s:
         assert s.client.protocol_version == "2026-07-28"
         caps = s.client.server_capabilities
         assert caps.resources is not None

@@ -38,7 +38,9 @@ def eventually(check: Callable[[], bool], timeout: float = 10) -> None:
 
 
 def folder_settings(docs: Path, folder: str) -> dict[str, object]:
-    loaded: dict[str, object] = json.loads((docs / folder / ".ragdown.json").read_text())
+    """The folder's `.ragdown.json`, or {} while it is not written yet (a test waits for it)."""
+    path = docs / folder / ".ragdown.json"
+    loaded: dict[str, object] = json.loads(path.read_text()) if path.exists() else {}
     return loaded
 
 

@@ -25,6 +25,7 @@ from ragdown.folders import folder_settings, list_folders
 from ragdown.http import api as routes
 from ragdown.http.errors import error, refused
 from ragdown.http.security import Guard
+from ragdown.index.store import StoreError
 from ragdown.mcpserver import build_server
 from ragdown.paths import is_text
 from ragdown.runtime import Runtime
@@ -169,7 +170,7 @@ class RagdownApp:
             return refused(err)
         except UnicodeDecodeError:
             return error(404, f"no such folder: {printable(unquote(folder or ''))}")
-        except NotReady as err:
+        except (NotReady, StoreError) as err:
             return error(503, f"the index is not available: {err}")
         except Exception as err:
             log.exception("%s %s failed", method, printable(path))

@@ -248,6 +248,13 @@ def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def _has_schema(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def _drop_if_older(conn: sqlite3.Connection) -> None:
     """An index of another `INDEX_VERSION` may have other tables: it is dropped whole (it is derived, and the
     sync rebuilds it). Nothing is ever migrated."""
@@ -318,6 +325,9 @@ class Store:
             if not self.path.exists():
                 raise StoreError(f"no index at {self.path} yet: start the primary to build it")
             conn = _connect(self.path, readonly=not self.writable)
+            if not self.writable and not _has_schema(conn):  # the primary is still creating it
+                conn.close()
+                raise StoreError(f"the index at {self.path} is still being created by the primary: try again")
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)
