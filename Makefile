@@ -16,21 +16,26 @@ DEV_STAMP := $(VENV)/.installed-dev-$(SUM)
 
 .PHONY: install install-serve serve stdio test lint typecheck unit bench clean
 
+# Installs go through uv (from PyPI, into the venv) when it can be had: it resolves and installs the same
+# packages as pip in seconds instead of minutes. Without it, pip does the same job.
 define make_venv
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "ragdown needs Python 3.11 or newer"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv || true
 endef
+DEV_SPEC := -e '.[dev,offline]'
+SERVE_SPEC := -e '.[offline]'
+pip_install = if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install -q --python $(BIN)/python $(1); else $(BIN)/python -m pip install -q $(1); fi
 
 $(DEV_STAMP): pyproject.toml
 	$(make_venv)
-	$(BIN)/python -m pip install -q -e '.[dev,offline]'
+	$(call pip_install,$(DEV_SPEC))
 	rm -f $(VENV)/.installed-*
 	touch $(DEV_STAMP) $(SERVE_STAMP)
 
 $(SERVE_STAMP): pyproject.toml
 	$(make_venv)
-	$(BIN)/python -m pip install -q -e '.[offline]'
+	$(call pip_install,$(SERVE_SPEC))
 	rm -f $(VENV)/.installed-*
 	touch $(SERVE_STAMP)
 
