@@ -28,7 +28,8 @@ from ragdown import atomic
 from ragdown.atomic import SHORT_HASH, path_lock, sha256_hex
 from ragdown.errors import bad_request, conflict, not_found, too_large
 from ragdown.history.journal import Journal
-from ragdown.paths import MAX_DOCUMENT_BYTES, is_hidden, is_markdown
+from ragdown.index.walk import tree_files
+from ragdown.paths import MAX_DOCUMENT_BYTES, is_markdown
 
 Change = Callable[[bytes | None], bytes]
 
@@ -219,19 +220,4 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
 
 def documents_under(directory: Path) -> list[Path]:
     """The Markdown files the indexer reads under `directory` (no hidden names, no symlinks)."""
-    out: list[Path] = []
-    stack = [directory]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            if is_hidden(entry.name):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False) and is_markdown(entry.name):
-                out.append(Path(entry.path))
-    return out
+    return [Path(e.path) for e in tree_files(directory) if is_markdown(e.name)]

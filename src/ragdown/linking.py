@@ -7,14 +7,14 @@ generation, so resolving many links costs one index read per change, not one per
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from pathlib import Path
 
 from ragdown.documents import LinkResolver
 from ragdown.index.store import FileRecord, Store
-from ragdown.paths import is_hidden, is_markdown, is_text
+from ragdown.index.walk import tree_files
+from ragdown.paths import is_markdown
 
 _cache: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, dict[str, tuple[str, ...]]]]] = (
     weakref.WeakKeyDictionary()
@@ -24,22 +24,11 @@ _cache_lock = threading.Lock()
 
 def attachments(folder_dir: Path) -> list[str]:
     """Every non-Markdown file of a folder the indexer would walk (images, PDFs…), folder-relative."""
-    out: list[str] = []
-    stack = [(folder_dir, "")]
-    while stack:
-        directory, rel = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            if is_hidden(entry.name) or not is_text(entry.name) or entry.is_symlink():
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((Path(entry.path), f"{rel}{entry.name}/"))
-            elif not is_markdown(entry.name):
-                out.append(f"{rel}{entry.name}")
-    return out
+    return [
+        Path(e.path).relative_to(folder_dir).as_posix()
+        for e in tree_files(folder_dir)
+        if not is_markdown(e.name)
+    ]
 
 
 def folder_files(store: Store, folder: str) -> list[FileRecord]:

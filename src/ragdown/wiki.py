@@ -27,6 +27,7 @@ from ragdown.folders import read_settings_file
 from ragdown.history import HistoryStore
 from ragdown.history.journal import Journal
 from ragdown.index.ignore import IgnoreRules
+from ragdown.index.walk import tree_files
 from ragdown.paths import is_hidden, is_markdown, is_text
 
 INDEX_NAME = "index.md"
@@ -62,27 +63,10 @@ Counts = Callable[[Path, bool], bool]  # whether a path counts (the ignore rules
 def _holds_markdown(directory: Path, counts: Counts) -> bool:
     """Whether a directory holds a Markdown document somewhere below it (index.md files alone do not count:
     they only list what is there)."""
-    stack = [directory]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            if is_hidden(entry.name) or not is_text(entry.name):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if counts(Path(entry.path), True):
-                    stack.append(Path(entry.path))
-            elif (
-                entry.is_file(follow_symlinks=False)
-                and is_markdown(entry.name)
-                and entry.name.lower() != INDEX_NAME
-                and counts(Path(entry.path), False)
-            ):
-                return True
-    return False
+    return any(
+        is_markdown(e.name) and e.name.lower() != INDEX_NAME and counts(Path(e.path), False)
+        for e in tree_files(directory, lambda d: counts(d, True))
+    )
 
 
 def _everything(_path: Path, _is_dir: bool) -> bool:

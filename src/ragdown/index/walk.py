@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -44,17 +45,20 @@ def folder_of(path: str, *, folders: bool) -> str:
     return path.split("/", 1)[0] if folders else ""
 
 
-def walk_markdown(root: Path, *, folders: bool, rules: IgnoreRules | None = None) -> WalkResult:
+def walk_markdown(
+    root: Path, *, folders: bool, rules: IgnoreRules | None = None, under: str = ""
+) -> WalkResult:
     """Every Markdown file under `root` the index should hold.
 
     With `folders` (serve mode) only files inside top-level directories count; Markdown loose at the top
     is returned separately. `rules` (gitignore files, `.ragdownignore`, folder settings) leave out what they
     ignore: an ignored directory is never entered. Unreadable directories are logged and skipped, never fatal.
+    `under` (a docs-relative directory, with its trailing `/`) walks only that part of the tree.
     """
     files: list[FileStat] = []
     loose: list[str] = []
     unusable: list[str] = []
-    stack: list[tuple[str, str]] = [(str(root), "")]
+    stack: list[tuple[str, str]] = [(os.path.join(root, under) if under else str(root), under)]
     while stack:
         directory, rel = stack.pop()
         try:
@@ -118,3 +122,29 @@ def loose_markdown(root: Path) -> list[str]:
         and e.is_file(follow_symlinks=False)
     ]
     return sorted(names)
+
+
+def tree_files(directory: Path, descend: Callable[[Path], bool] | None = None) -> Iterator[os.DirEntry[str]]:
+    """Every regular file below `directory` the index's walk would see: hidden names, names that are not
+    text and symlinks left out; a subdirectory is entered only when `descend(path)` allows it (the ignore
+    rules, for callers that apply them). Unreadable directories are skipped. Markdown or not: callers pick."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if is_hidden(name) or not is_text(name):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if descend is None or descend(Path(entry.path)):
+                        stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield entry
+            except OSError:
+                continue

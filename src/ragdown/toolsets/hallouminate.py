@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -26,7 +24,7 @@ from ragdown.errors import bad_request, conflict, not_found
 from ragdown.folders import read_settings_file
 from ragdown.history.journal import Journal
 from ragdown.index.ignore import IgnoreRules, refuse_ignored
-from ragdown.paths import is_hidden, is_markdown, is_text
+from ragdown.index.walk import walk_markdown
 from ragdown.sandbox import read_plain, resolve_in
 from ragdown.search.hybrid import Hit
 from ragdown.tools.base import Annotations, Args, Failure, ProtocolError, Structured, ToolSpec
@@ -71,32 +69,14 @@ def _check_corpus(ctx: ToolContext, corpus: str | None, *, required: bool) -> No
 
 
 def _files(ctx: ToolContext) -> list[str]:
-    """The Markdown files the corpus counts (hidden names, symlinks and ignored paths left out), scope-relative."""
+    """The Markdown files the corpus counts, as the index's walk finds them (hidden names, symlinks and
+    ignored paths left out), scope-relative."""
     rules = IgnoreRules(ctx.docs_root, folders=ctx.engine.folders)
-    base = ctx.scope.dir
-    out: list[str] = []
-    stack = [(base, "")]
-    while stack:
-        directory, rel = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if is_hidden(name) or not is_text(name):
-                continue
-            docs_rel = ctx.scope.docs_path(rel + name)
-            if entry.is_dir(follow_symlinks=False):
-                if not rules.ignored(docs_rel, is_dir=True):
-                    stack.append((Path(entry.path), f"{rel}{name}/"))
-            elif (
-                entry.is_file(follow_symlinks=False)
-                and is_markdown(name)
-                and not rules.ignored(docs_rel, is_dir=False)
-            ):
-                out.append(rel + name)
-    return sorted(out, key=str.lower)
+    prefix = ctx.scope.prefix
+    found = walk_markdown(
+        ctx.docs_root, folders=ctx.engine.folders, rules=rules, under=f"{prefix}/" if prefix else ""
+    )
+    return sorted((ctx.scope.view(f.path) for f in found.files), key=str.lower)
 
 
 def _entry(ctx: ToolContext, rel: str) -> dict[str, str]:
