@@ -59,11 +59,56 @@ def docs(tmp_path: Path) -> Path:
     return root
 
 
+# The index backends a test module runs its engine tests on: a module sets `INDEX_BACKENDS = BOTH_BACKENDS`
+# and each test that builds its settings through `index_env` (`make_settings`, `open_engine`, stdio's
+# `connect`) runs once per backend, `[sqlite]` and `[postgres]`; `@pytest.mark.backends("sqlite")` keeps a
+# test that reads SQLite's file itself to that one.
+BOTH_BACKENDS = ("sqlite", "postgres")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    backends = getattr(metafunc.module, "INDEX_BACKENDS", None)
+    if not backends or "index_backend" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("backends")
+    chosen = [b for b in backends if marker is None or b in marker.args]
+    metafunc.parametrize("index_backend", chosen, indirect=True)
+
+
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+def index_backend(request: pytest.FixtureRequest) -> str:
+    """The backend this test's engines use: `sqlite` unless the module runs on both (`INDEX_BACKENDS`)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def index_env(request: pytest.FixtureRequest, index_backend: str) -> dict[str, str]:
+    """The variables that put a test's index on its backend: none for SQLite, the database's URL for
+    PostgreSQL (a throwaway server per test process, `tests/pg/server.py`; each docs dir its own schema)."""
+    if index_backend != "postgres":
+        return {}
+    url = request.getfixturevalue("postgres_url")
+    return {"RAGDOWN_DATABASE_URL": str(url)}
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL 16+ server with pgvector for this test process, torn down after it (skipped, saying why,
+    where none can start; in CI a failure)."""
+    from tests.pg.server import throwaway_server
+
+    with throwaway_server(tmp_path_factory.mktemp("postgres")) as url:
+        yield url
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, index_env: dict[str, str]) -> Callable[..., Settings]:
     def make(docs_dir: Path, **extra: str) -> Settings:
         env = isolated_env(
-            tmp_path, RAGDOWN_DOCS_DIR=str(docs_dir), RAGDOWN_DATA_DIR=str(tmp_path / "data"), **extra
+            tmp_path,
+            RAGDOWN_DOCS_DIR=str(docs_dir),
+            RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+            **{**index_env, **extra},
         )
         return Settings.from_env(env)
 
@@ -179,6 +224,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Genera
     """After the short summary, say on a line of its own how many browser tests were skipped and why.
     (Here, not in tests/web: under xdist the controlling process loads no conftest of a subdirectory.)"""
     yield
+    from tests.pg.server import SKIP_REASON
+
+    pg_skipped = [
+        str(report.longrepr[2])
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(getattr(report, "longrepr", None), tuple) and SKIP_REASON in str(report.longrepr[2])
+    ]
+    if pg_skipped:
+        terminalreporter.write_line(
+            f"{len(pg_skipped)} {pg_skipped[0].split('Skipped: ', 1)[-1]}", yellow=True, bold=True
+        )
     from tests.web.conftest import browser_missing
 
     reason = browser_missing()

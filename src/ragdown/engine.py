@@ -4,11 +4,12 @@
 handshake never waits for them. Whichever process binds the primary socket indexes and watches; the
 others are readers that search the same SQLite file and forward syncs. A reader keeps a connection open to
 the primary (`PrimaryWatcher`) and tries to take over the moment it closes; a check every 30 s backs that up.
+With `RAGDOWN_DATABASE_URL` the backend (`index/backend.py`) is PostgreSQL instead: the primary is the
+process holding the index's advisory lock, on any machine (`index/pgprimary.py`), with the same roles.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import threading
@@ -16,19 +17,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragdown.config import OFFLINE_EMBEDDER, Mode, Settings
 from ragdown.documents import CHUNKER_VERSION
+from ragdown.door import share_document_lock
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
+from ragdown.index.backend import IndexStore, PrimaryWatch, open_backend
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder, EmbedderError
-from ragdown.index.primary import PrimaryLock, PrimaryWatcher, forward_sync
-from ragdown.index.store import FileFilter, IndexMeta, Store, StoreError
+from ragdown.index.store import FileFilter, IndexMeta, StoreError
 from ragdown.index.sync import Indexer, ProgressFn, SyncProgress, SyncReport
-from ragdown.index.watcher import Watcher
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
+
+if TYPE_CHECKING:  # imported where used: watchfiles only by a primary that watches
+    from ragdown.index.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -84,19 +88,23 @@ class Engine:
         self.embedder: Embedder | None = embedder
         self.embedder_error: str | None = None
         self.error: str | None = None
-        self.store: Store | None = None
+        self.store: IndexStore | None = None
         self.indexer: Indexer | None = None
         self.searcher: Searcher | None = None
         self.watcher: Watcher | None = None
         self.role = "starting"
         self._preloaded = embedder is not None
-        self._lock = PrimaryLock(self.data_dir)
+        # Where the index lives: SQLite in the data dir, or PostgreSQL (`index/backend.py`).
+        self.backend = open_backend(settings, self.root, self.data_dir, mode)
+        self._lock = self.backend.primary_lock(self._on_lock_lost)
+        shared_lock = self.backend.document_lock()
+        self._unshare_lock = share_document_lock(self.root, shared_lock) if shared_lock is not None else None
         self._ready = threading.Event()
         self._closed = threading.Event()
         self._takeover_interval_s = takeover_interval_s
         self.ignore = ignore  # `ragdown index --ignore` patterns, on top of the ignore rules on disk
         self._role_lock = threading.Lock()
-        self._primary_watch: PrimaryWatcher | None = None
+        self._primary_watch: PrimaryWatch | None = None
         self._progress_listeners: list[ProgressFn] = []
         self._change_listeners: list[ChangeListener] = []
         self._initial_sync: bool = True
@@ -197,7 +205,7 @@ class Engine:
         with self._role_lock:
             if self._closed.is_set():
                 return
-            if self._lock.try_acquire(self._on_forwarded_sync):
+            if self._lock.try_acquire(self._on_forwarded_sync, self._on_cli_request):
                 self._become_primary(sync=self._initial_sync)
             else:
                 self._become_reader()
@@ -208,9 +216,9 @@ class Engine:
     def _become_primary(self, *, sync: bool) -> None:
         if self.store is not None:
             self.store.close()
-        store = Store(self.data_dir, writable=True)
+        store = self.backend.open_store(writable=True)
         if store.ensure_meta(self._meta()):
-            log.info("building a new index in %s", self.data_dir)
+            log.info("building a new index in %s", self.backend.describe())
         self.store = store
         self.searcher = Searcher(store, self.embedder, folders=self.folders)
         self.indexer = Indexer(
@@ -225,16 +233,18 @@ class Engine:
             self.indexer.add_progress_listener(fn)
         self.role = "primary"
         self.error = None
-        log.info("primary for %s (index %s)", self.root, self.data_dir)
+        log.info("primary for %s (index %s)", self.root, self.backend.describe())
         # The watcher before the sync, so a change made while the sync walks the tree is not left to the next one.
         if self._watch:
+            from ragdown.index.watcher import Watcher
+
             self.watcher = Watcher(self.root, lambda: self.indexer.request_sync() if self.indexer else None)
             self.watcher.start()
         if sync:
             self.indexer.request_sync()
 
     def _become_reader(self) -> None:
-        store = Store(self.data_dir, writable=False)
+        store = self.backend.open_store(writable=False)
         self.role = "reader"
         self.store = store
         self.searcher = Searcher(store, self.embedder, folders=self.folders)
@@ -245,7 +255,7 @@ class Engine:
                 self.error = str(err)
                 log.error("%s", err)
                 return
-        log.info("reader of %s: another process is the primary", self.data_dir)
+        log.info("reader of %s: another process is the primary", self.backend.describe())
 
     def _watch_primary(self) -> None:
         """Keep a connection to the primary, and try to take over the moment it closes (see `PrimaryWatcher`)."""
@@ -254,7 +264,7 @@ class Engine:
                 return
             if self._primary_watch is not None and self._primary_watch.running:
                 return
-            self._primary_watch = PrimaryWatcher(self.data_dir, self._on_primary_gone)
+            self._primary_watch = self.backend.watch_primary(self._on_primary_gone)
             self._primary_watch.start()
 
     def _on_primary_gone(self) -> bool:
@@ -284,11 +294,32 @@ class Engine:
         with self._role_lock:
             if self.role == "primary":
                 return True
-            if self._closed.is_set() or not self._lock.try_acquire(self._on_forwarded_sync):
+            if self._closed.is_set() or not self._lock.try_acquire(
+                self._on_forwarded_sync, self._on_cli_request
+            ):
                 return False
             log.info("the primary went away: taking over")
             self._become_primary(sync=True)
             return True
+
+    def _on_lock_lost(self) -> None:
+        """The role lock was lost under this primary (its database session died): stop indexing, become a
+        reader and watch for the lock like any other; by then another process may have taken over."""
+        with self._role_lock:
+            if self._closed.is_set() or self.role != "primary":
+                return
+            log.error("lost the primary role of %s: indexing stops here until it is won back", self.root)
+            if self.watcher is not None:
+                self.watcher.stop()
+                self.watcher = None
+            if self.indexer is not None:
+                self.indexer.shut_down()
+                self.indexer = None
+            if self.store is not None:
+                self.store.close()
+            self._become_reader()
+        self._watch_primary()
+        threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
 
     def _on_forwarded_sync(self, full: bool) -> dict[str, Any]:
         self._ready.wait()
@@ -297,6 +328,13 @@ class Engine:
         if indexer is None:
             raise NotReady("the primary is still starting")
         return indexer.request_sync(full).result().as_dict()
+
+    def _on_cli_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """`ragdown search` / `ragdown index` of another process, answered on this one's model and index."""
+        from ragdown.commands import answer
+
+        self._ready.wait()
+        return answer(self, request)
 
     def _observe_sync(
         self, changed: list[tuple[str, bytes]], added: list[tuple[str, str]], removed: list[str]
@@ -326,6 +364,8 @@ class Engine:
 
     async def wait_ready_async(self, first_sync_s: float = FIRST_SYNC_WAIT_S) -> None:
         """Wait for the model and the store; then give the first sync a moment (small folders finish in it)."""
+        import asyncio  # here, not at the top: `ragdown index` and `search` never need it
+
         while not self._ready.is_set():
             await asyncio.sleep(0.02)
         deadline = time.monotonic() + first_sync_s
@@ -340,7 +380,7 @@ class Engine:
             raise NotReady(self.error or "the index is not open")
         return self.searcher
 
-    def require_store(self) -> Store:
+    def require_store(self) -> IndexStore:
         self._ready.wait()
         if self.store is None:
             raise NotReady(self.error or "the index is not open")
@@ -364,7 +404,7 @@ class Engine:
         deadline = time.monotonic() + HANDOVER_WAIT_S
         while True:
             try:
-                return forward_sync(self.data_dir, full)
+                return self.backend.forward_sync(full)
             except OSError as err:
                 if self.try_promote() and self.indexer is not None:
                     return self.indexer.request_sync(full).result().as_dict()
@@ -377,6 +417,8 @@ class Engine:
                 raise NotReady(str(err)) from None
 
     async def sync_async(self, full: bool = False) -> dict[str, Any]:
+        import asyncio
+
         return await asyncio.to_thread(self.sync, full)
 
     @property
@@ -409,6 +451,8 @@ class Engine:
             if self.role != "primary":
                 return
             if on and self.watcher is None:
+                from ragdown.index.watcher import Watcher
+
                 self.watcher = Watcher(
                     self.root, lambda: self.indexer.request_sync() if self.indexer else None
                 )
@@ -462,6 +506,9 @@ class Engine:
                 self.store.close()
             if self.history is not None:
                 self.history.close()
+            if self._unshare_lock is not None:
+                self._unshare_lock()
+            self.backend.close()
         finally:
             if locked:
                 self._role_lock.release()

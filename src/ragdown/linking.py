@@ -12,11 +12,12 @@ import weakref
 from pathlib import Path
 
 from ragdown.documents import LinkResolver
-from ragdown.index.store import FileRecord, Store
+from ragdown.index.backend import IndexStore
+from ragdown.index.store import FileRecord
 from ragdown.index.walk import tree_files
 from ragdown.paths import is_markdown
 
-_cache: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, dict[str, tuple[str, ...]]]]] = (
+_cache: weakref.WeakKeyDictionary[IndexStore, dict[str, tuple[int, dict[str, tuple[str, ...]]]]] = (
     weakref.WeakKeyDictionary()
 )
 _cache_lock = threading.Lock()
@@ -31,12 +32,12 @@ def attachments(folder_dir: Path) -> list[str]:
     ]
 
 
-def folder_files(store: Store, folder: str) -> list[FileRecord]:
+def folder_files(store: IndexStore, folder: str) -> list[FileRecord]:
     """The indexed documents of one folder ('' in stdio mode, where the docs dir is the folder)."""
     return [f for f in store.all_files() if f.folder == folder]
 
 
-def _documents(store: Store, folder: str) -> dict[str, tuple[str, ...]]:
+def _documents(store: IndexStore, folder: str) -> dict[str, tuple[str, ...]]:
     """Folder-relative path → aliases of every indexed document of the folder, as of the store's generation."""
     generation = store.generation()
     with _cache_lock:
@@ -50,6 +51,6 @@ def _documents(store: Store, folder: str) -> dict[str, tuple[str, ...]]:
     return docs
 
 
-def folder_resolver(store: Store, folder: str, folder_dir: Path | None = None) -> LinkResolver:
+def folder_resolver(store: IndexStore, folder: str, folder_dir: Path | None = None) -> LinkResolver:
     """Resolves wikilinks among all documents of `folder`; with `folder_dir`, attachments on disk too."""
     return LinkResolver(_documents(store, folder), attachments(folder_dir) if folder_dir is not None else ())

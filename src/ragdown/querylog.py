@@ -66,42 +66,44 @@ class QueryLog:
         return out
 
     def summary(self, min_score: float) -> dict[str, Any]:
-        entries = self.entries()
-        searches = [e for e in entries if e.get("kind") in ("recall", "search")]
-        hooks = [e for e in entries if e.get("kind") == "context" and not e.get("skipped")]
-        reads = [e for e in entries if e.get("kind") == "read"]
-        gaps = []
-        for e in searches:
-            hits = e.get("hits", [])
-            # A hit found by words alone (no embedder) has no cosine: such a search is no gap by score.
-            cosines = [s for h in hits if isinstance(s := h.get("similarity"), int | float)]
-            best = max(cosines, default=None)
-            if not hits or (best is not None and best < min_score):
-                gaps.append({"query": e.get("query"), "best_similarity": best, "at": e.get("at")})
-        shown: list[tuple[float, str]] = [
-            (float(e.get("at", 0.0)), str(h.get("path")))
-            for e in (*searches, *hooks)
-            for h in e.get("hits", [])
-        ]
-        read_counts: Counter[str] = Counter()
-        after_search: Counter[str] = Counter()
-        for r in reads:
-            path = str(r.get("path"))
-            read_counts[path] += 1
-            at = float(r.get("at", 0.0))
-            if any(p == path and 0 <= at - t <= FOLLOW_WINDOW_S for t, p in shown):
-                after_search[path] += 1
-        injected = sum(1 for e in hooks if e.get("hits"))
-        return {
-            "searches": len(searches),
-            "hook_calls": len(hooks),
-            "hook_injections": injected,
-            "hook_injection_rate": round(injected / len(hooks), 4) if hooks else None,
-            "gaps": gaps[-MAX_GAPS:][::-1],
-            "reads": len(reads),
-            "reads_after_search": sum(after_search.values()),
-            "top_read": [
-                {"path": p, "reads": n, "after_search": after_search[p]}
-                for p, n in read_counts.most_common(MAX_TOP)
-            ],
-        }
+        return summarise(self.entries(), min_score)
+
+
+def summarise(entries: list[dict[str, Any]], min_score: float) -> dict[str, Any]:
+    """What Usage shows of a query log's entries (the file's here, the database's with PostgreSQL)."""
+    searches = [e for e in entries if e.get("kind") in ("recall", "search")]
+    hooks = [e for e in entries if e.get("kind") == "context" and not e.get("skipped")]
+    reads = [e for e in entries if e.get("kind") == "read"]
+    gaps = []
+    for e in searches:
+        hits = e.get("hits", [])
+        # A hit found by words alone (no embedder) has no cosine: such a search is no gap by score.
+        cosines = [s for h in hits if isinstance(s := h.get("similarity"), int | float)]
+        best = max(cosines, default=None)
+        if not hits or (best is not None and best < min_score):
+            gaps.append({"query": e.get("query"), "best_similarity": best, "at": e.get("at")})
+    shown: list[tuple[float, str]] = [
+        (float(e.get("at", 0.0)), str(h.get("path"))) for e in (*searches, *hooks) for h in e.get("hits", [])
+    ]
+    read_counts: Counter[str] = Counter()
+    after_search: Counter[str] = Counter()
+    for r in reads:
+        path = str(r.get("path"))
+        read_counts[path] += 1
+        at = float(r.get("at", 0.0))
+        if any(p == path and 0 <= at - t <= FOLLOW_WINDOW_S for t, p in shown):
+            after_search[path] += 1
+    injected = sum(1 for e in hooks if e.get("hits"))
+    return {
+        "searches": len(searches),
+        "hook_calls": len(hooks),
+        "hook_injections": injected,
+        "hook_injection_rate": round(injected / len(hooks), 4) if hooks else None,
+        "gaps": gaps[-MAX_GAPS:][::-1],
+        "reads": len(reads),
+        "reads_after_search": sum(after_search.values()),
+        "top_read": [
+            {"path": p, "reads": n, "after_search": after_search[p]}
+            for p, n in read_counts.most_common(MAX_TOP)
+        ],
+    }

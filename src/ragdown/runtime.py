@@ -12,9 +12,9 @@ from typing import Any
 from ragdown.config import Settings, setting_default
 from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
-from ragdown.index.embedders import default_fusion, default_min_score, unrelated_score
-from ragdown.querylog import QueryLog
-from ragdown.search.hook import HookMemory, HookSettings
+from ragdown.index.backend import QueryLogStore, SessionMemory
+from ragdown.index.embedders import default_fusion, default_min_ratio, default_min_score, unrelated_score
+from ragdown.search.hook import HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 
 
@@ -23,8 +23,9 @@ class Runtime:
         self.settings = settings
         self.engine = engine
         self.saved: dict[str, Any] = dict(saved or {})
-        self.memory = HookMemory()
-        self.query_log = QueryLog(engine.data_dir)
+        # In the process and the data dir with SQLite; in the database, shared by every replica, with PostgreSQL.
+        self.memory: SessionMemory = engine.backend.hook_memory()
+        self.query_log: QueryLogStore = engine.backend.query_log()
 
     def value(self, key: str) -> Any:
         """A server setting (`config.SERVER_KEYS`) in effect: saved from the web UI, else its variable."""
@@ -97,7 +98,7 @@ class Runtime:
         return {
             "top_k": pick("top_k", env.top_k, setting_default("hook.top_k")),
             "min_score": pick("min_score", env.min_score, min_score),
-            "min_ratio": pick("min_ratio", env.min_ratio, setting_default("hook.min_ratio")),
+            "min_ratio": pick("min_ratio", env.min_ratio, default_min_ratio(self.embedder_name())),
             "max_chars": pick("max_chars", env.max_chars, setting_default("hook.max_chars")),
         }
 

@@ -16,9 +16,11 @@ from ragdown.engine import Engine
 from ragdown.index.store import DB_NAME, FileFilter, Store
 from ragdown.search.hybrid import SearchOptions
 from ragdown.search.query import fts_match
-from tests.conftest import isolated_env, write
+from tests.conftest import BOTH_BACKENDS, isolated_env, write
 
 OpenEngine = Callable[..., Engine]
+# Each engine test runs on SQLite and on PostgreSQL (`tests/conftest.py`).
+INDEX_BACKENDS = BOTH_BACKENDS
 
 
 def lexical_paths(engine: Engine, query: str, size: int = 10) -> list[str]:
@@ -43,6 +45,7 @@ def write_chinese(docs: Path) -> None:
     write(docs, "安装.md", "# 下载\n\n在 Android 上安装应用。\n")
 
 
+@pytest.mark.backends("sqlite")  # a fresh index by moving the data dir aside
 def test_words_drop_the_question_words_that_bigrams_matched(
     docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +182,7 @@ engine.close()
     assert out.stdout.split() == ["True", "False", "True"]
 
 
+@pytest.mark.backends("sqlite")  # a fresh index by moving the data dir aside
 def test_english_search_is_the_same_with_and_without_cjk_words(
     docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,6 +217,7 @@ def test_an_edited_chinese_note_leaves_no_stale_tokens(docs: Path, open_engine: 
     assert lexical_paths(engine, "命令面板") == ["a.md"]
 
 
+@pytest.mark.backends("sqlite")  # reads and writes SQLite's file itself
 def test_an_index_tokenised_by_other_rules_is_re_tokenised(
     docs: Path, open_engine: OpenEngine, tmp_path: Path
 ) -> None:

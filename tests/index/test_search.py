@@ -10,9 +10,11 @@ from ragdown.engine import Engine
 from ragdown.index.store import FileFilter
 from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, fts_match, names_identifier
-from tests.conftest import write
+from tests.conftest import BOTH_BACKENDS, write
 
 OpenEngine = Callable[..., Engine]
+# Each engine test runs on SQLite and on PostgreSQL (`tests/conftest.py`).
+INDEX_BACKENDS = BOTH_BACKENDS
 
 
 def search(engine: Engine, query: str, top_k: int = 8, **flt: object) -> list[Hit]:

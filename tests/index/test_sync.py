@@ -13,9 +13,11 @@ from ragdown.index.embedders import HashEmbedder, Vectors
 from ragdown.index.store import FileFilter, IndexMeta, Store
 from ragdown.index.sync import Indexer, SyncReport
 from ragdown.search.hybrid import SearchOptions
-from tests.conftest import write
+from tests.conftest import BOTH_BACKENDS, write
 
 OpenEngine = Callable[..., Engine]
+# Each engine test runs on SQLite and on PostgreSQL (`tests/conftest.py`).
+INDEX_BACKENDS = BOTH_BACKENDS
 
 
 def report(engine: Engine) -> dict[str, int]:
@@ -174,6 +176,7 @@ def test_searches_never_wait_for_a_sync(docs: Path, make_settings: Callable[...,
         engine.close()
 
 
+@pytest.mark.backends("sqlite")  # reads and writes SQLite's file itself
 def test_rebuilds_when_the_embedder_changes(docs: Path, open_engine: OpenEngine, tmp_path: Path) -> None:
     write(docs, "a.md", "# A\n\nalpha\n")
     engine = open_engine(docs)

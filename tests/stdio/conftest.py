@@ -93,13 +93,17 @@ async def inprocess_session(settings: Settings) -> AsyncIterator[Session]:
 
 
 @pytest.fixture
-def connect(tmp_path: Path) -> Connect:
-    """`connect(docs, **env)`: an MCP session with `ragdown stdio`'s server on `docs`, in-process."""
+def connect(tmp_path: Path, index_env: dict[str, str]) -> Connect:
+    """`connect(docs, **env)`: an MCP session with `ragdown stdio`'s server on `docs`, in-process (on the
+    test's index backend, `tests/conftest.py`)."""
 
     @asynccontextmanager
     async def open_session(docs: Path, **env: str) -> AsyncIterator[Session]:
         environment = isolated_env(
-            tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(tmp_path / "data"), **env
+            tmp_path,
+            RAGDOWN_DOCS_DIR=str(docs),
+            RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+            **{**index_env, **env},
         )
         async with inprocess_session(Settings.from_env(environment)) as session:
             yield session

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import BOTH_BACKENDS, write
 from tests.stdio.conftest import Connect
 
 pytestmark = pytest.mark.anyio
+# Each tool test runs on SQLite and on PostgreSQL (`tests/conftest.py`).
+INDEX_BACKENDS = BOTH_BACKENDS
 
 BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
 READ_TOOLS = [

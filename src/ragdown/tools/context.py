@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ragdown.engine import Engine, NotReady
 from ragdown.errors import unavailable
 from ragdown.history.journal import Journal
-from ragdown.index.store import Store
+from ragdown.index.backend import IndexStore
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from ragdown.wiki import new_journal
@@ -36,7 +36,7 @@ class ToolContext:
         """Tool calls wait for the model and the store; the handshake never does."""
         await self.engine.wait_ready_async()
 
-    def store(self) -> Store:
+    def store(self) -> IndexStore:
         try:
             return self.engine.require_store()
         except NotReady as err:

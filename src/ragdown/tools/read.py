@@ -17,7 +17,8 @@ from ragdown.documents import LinkResolver, decode_text, find_links, heading_ran
 from ragdown.documents.footnotes import footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
 from ragdown.errors import Refusal, bad_request, not_found
-from ragdown.index.store import FileRecord, Store
+from ragdown.index.backend import IndexStore
+from ragdown.index.store import FileRecord
 from ragdown.linking import folder_files, folder_resolver
 from ragdown.paths import is_markdown, normalise_prefix, split_safe
 from ragdown.sandbox import is_plain_file, read_plain
@@ -153,12 +154,12 @@ def _no_such(raw: str) -> Refusal:
     return not_found(f"no such document: {raw} (not a path, and no document by that name or alias)")
 
 
-def scope_resolver(ctx: ToolContext, store: Store) -> LinkResolver:
+def scope_resolver(ctx: ToolContext, store: IndexStore) -> LinkResolver:
     """Links resolve among every document of the scope's folder (not just the scope), and its attachments."""
     return folder_resolver(store, ctx.scope.folder, ctx.scope.folder_dir)
 
 
-def locate_document(ctx: ToolContext, store: Store, raw: str) -> tuple[str, str | None, bool]:
+def locate_document(ctx: ToolContext, store: IndexStore, raw: str) -> tuple[str, str | None, bool]:
     """The docs-relative path `raw` names (a path or a wikilink target), its anchor, and whether it was a link."""
     scope = ctx.scope
     try:
@@ -247,7 +248,9 @@ def read_doc_text(
     return header + "\n" + "\n".join(body)
 
 
-def footnote_text(ctx: ToolContext, store: Store, docs_path: str, text: str, label: str, digest: str) -> str:
+def footnote_text(
+    ctx: ToolContext, store: IndexStore, docs_path: str, text: str, label: str, digest: str
+) -> str:
     """One footnote's text and where its links go, or a refusal naming the labels the document has."""
     shown = ctx.scope.view(docs_path)
     notes = footnotes(text)

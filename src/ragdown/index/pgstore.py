@@ -1,0 +1,1406 @@
+"""The PostgreSQL backend (`RAGDOWN_DATABASE_URL`): the index, hook memory and query log in PostgreSQL.
+
+Imported only when the URL is set (it needs the `ragdown[postgres]` extra: psycopg 3, psycopg-pool,
+pgvector). The index of one docs dir is one schema, `ragdown_<index id>` (`backend.index_name`), holding:
+
+- `files`, `chunks`, `trees`, `skipped`, `meta`: as in SQLite (`store.py`). Paths sort as bytes
+  (`COLLATE "C"`), so prefixes and order are SQLite's. Each chunk also holds its `tsvector` (`tsv`, GIN:
+  the words, made by `pgsearch.py` as FTS5 makes them), the `tsvector` of its trigrams (`tri`, GIN, for the
+  substring pass), its folded text (`fold`, to confirm a substring) and its token count (`ntok`, BM25's
+  document length; the sum and the count are kept in `meta`).
+- `vecs(id, file_id, emb vector(dim))` with an HNSW index (`vector_cosine_ops`; `halfvec` past 2,000
+  dimensions), made for the embedder's dimension when the index is (re)built. Searched with
+  `hnsw.ef_search = EF_SEARCH` and pgvector's iterative scan, so a filter never leaves the pool short.
+- `hook_sessions`, `hook_seen`, `query_log`: the hook's memory and the query log, shared by the replicas.
+
+`meta` holds the embedder, dimension, chunker and index version (a mismatch empties the index to rebuild,
+as in SQLite), this schema's version `pg_schema` (a mismatch drops and recreates the tables) and the
+`generation` every write transaction bumps. The same transaction sends `NOTIFY ragdown_<index id>`
+with the new generation; every replica LISTENs (`_Listener`), so their caches follow without polling. The
+channel also carries the forwarded syncs of `pgprimary.py`. Only the primary writes, on the connection that
+holds the role's advisory lock: if that session dies, its writes fail with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from ragdown.documents.tree import Node
+from ragdown.errors import unavailable
+from ragdown.index import pgsearch
+from ragdown.index.backend import (
+    DenseIndex,
+    DocumentLock,
+    GoneHandler,
+    IndexStore,
+    LostHandler,
+    PrimaryWatch,
+    QueryLogStore,
+    RoleLock,
+    SessionMemory,
+)
+from ragdown.index.embedders.base import Vectors
+from ragdown.index.store import (
+    ChunkRecord,
+    FileFilter,
+    FileRecord,
+    FileState,
+    IndexMeta,
+    PendingFile,
+    StoreError,
+)
+from ragdown.querylog import summarise
+
+log = logging.getLogger(__name__)
+
+PG_SCHEMA = 1
+POOL_SIZE = 8
+CONNECT_TIMEOUT_S = 10
+# HNSW candidates per query, and the graph's build (pgvector's defaults): at 100,000 vectors shaped like
+# minilm's, recall@10 against the exact scan is 0.983 at 400 (0.869 at 100), for ~20 ms a query
+# (`bench/pg_recall.py`, docs/benchmarks.md section 14); ef_construction 128 gained only 0.004.
+EF_SEARCH = 400
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
+MAX_HALFVEC_DIM = 4000
+BM25_K1 = 1.2
+BM25_B = 0.75
+HOOK_SESSIONS = 200
+QUERY_LOG_KEEP = 50_000  # entries kept (about the SQLite log's 10 MB and its rotation)
+NOTIFY_LIMIT = 7900  # a NOTIFY payload must stay under 8,000 bytes
+
+_INDEX_TABLES = ("vecs", "chunks", "trees", "files", "skipped", "meta")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+  id bigserial PRIMARY KEY,
+  path text COLLATE "C" NOT NULL UNIQUE,
+  folder text COLLATE "C" NOT NULL,
+  size bigint NOT NULL,
+  stat_mtime_ns bigint NOT NULL,
+  mtime_ns bigint NOT NULL,
+  hash text NOT NULL,
+  title text NOT NULL,
+  description text,
+  created_by text,
+  session text,
+  tags text NOT NULL,
+  aliases text NOT NULL,
+  supersedes text NOT NULL,
+  chunk_count integer NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
+CREATE TABLE IF NOT EXISTS chunks(
+  id bigserial PRIMARY KEY,
+  file_id bigint NOT NULL,
+  idx integer NOT NULL,
+  start_line integer NOT NULL,
+  end_line integer NOT NULL,
+  heading text NOT NULL,
+  breadcrumb text NOT NULL,
+  text text NOT NULL,
+  aliases text NOT NULL,
+  node_id text NOT NULL,
+  ntok integer NOT NULL,
+  tsv tsvector NOT NULL,
+  tri tsvector NOT NULL,
+  fold text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE INDEX IF NOT EXISTS chunks_tsv ON chunks USING gin(tsv);
+CREATE INDEX IF NOT EXISTS chunks_tri ON chunks USING gin(tri);
+CREATE TABLE IF NOT EXISTS trees(file_id bigint PRIMARY KEY, tokens integer NOT NULL, tree text NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped(
+  path text COLLATE "C" PRIMARY KEY, size bigint NOT NULL, stat_mtime_ns bigint NOT NULL, reason text NOT NULL
+);
+"""
+_SHARED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS hook_sessions(key text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS hook_seen(
+  key text NOT NULL REFERENCES hook_sessions(key) ON DELETE CASCADE, chunk text NOT NULL, PRIMARY KEY (key, chunk)
+);
+CREATE TABLE IF NOT EXISTS query_log(id bigserial PRIMARY KEY, entry text NOT NULL);
+"""
+_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version"})
+_KEEP_META = ("generation", "pg_schema", "lexical")
+_FILE_COLS = (
+    "f.id, f.path, f.folder, f.size, f.mtime_ns, f.hash, f.title, f.description, f.created_by, f.session,"
+    " f.tags, f.aliases, f.supersedes, f.chunk_count"
+)
+
+
+def _key64(*parts: str) -> int:
+    """A signed 64-bit advisory lock key."""
+    digest = hashlib.sha256("\x00".join(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _key32(*parts: str) -> int:
+    digest = hashlib.sha256("\x00".join(parts).encode()).digest()
+    return int.from_bytes(digest[:4], "big", signed=True)
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for logs and status."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
+
+
+def _record(row: Sequence[Any]) -> FileRecord:
+    return FileRecord(
+        id=int(row[0]),
+        path=str(row[1]),
+        folder=str(row[2]),
+        size=int(row[3]),
+        mtime_ns=int(row[4]),
+        hash=str(row[5]),
+        title=str(row[6]),
+        description=row[7],
+        created_by=row[8] or None,
+        session=row[9] or None,
+        tags=tuple(str(row[10]).split()),
+        aliases=tuple(json.loads(row[11])),
+        supersedes=tuple(json.loads(row[12])),
+        chunk_count=int(row[13]),
+    )
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _tags_column(tags: Iterable[str]) -> str:
+    joined = " ".join(tags)
+    return f" {joined} " if joined else " "
+
+
+@dataclass
+class _Waiter:
+    """A forwarded sync this replica waits for: acknowledged, then done (with a report or an error)."""
+
+    acked: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    report: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class PostgresBackend:
+    """One index in one PostgreSQL database: the pool, the LISTEN connection, the role and the shared tables."""
+
+    name = "postgres"
+
+    def __init__(self, url: str, index: str, root: Path) -> None:
+        self.url = url
+        self.index = index
+        self.root = root
+        self.schema = f"ragdown_{index}"
+        self.channel = f"ragdown_{index}"
+        self.lock_key = _key64("ragdown primary", index)
+        self.document_class = _key32("ragdown document", index)
+        self._ready_lock = threading.Lock()
+        self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
+        self._search_path = ""
+        self._listener: _Listener | None = None
+        self._closed = False
+        self._generation = -1
+        self._gen_lock = threading.Lock()
+        self._waiters: dict[str, _Waiter] = {}
+        self._waiters_lock = threading.Lock()
+        self.sync_handler: Callable[[dict[str, Any]], None] | None = None  # set by the primary's lock
+        self.primary_gone = threading.Event()  # a primary said goodbye: watchers try at once
+        self.role: RoleLock | None = None
+
+    # -- setting up ----------------------------------------------------------------------------------
+
+    def describe(self) -> str:
+        return f"{redact(self.url)} (schema {self.schema})"
+
+    def connect(self, **options: Any) -> psycopg.Connection[Any]:
+        """A connection of its own (the role lock, the listener), with the index's search path."""
+        self._ensure_ready()
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **options)
+        except psycopg.Error as err:
+            raise StoreError(f"cannot reach the database {redact(self.url)}: {err}") from None
+        self._configure(conn)
+        return conn
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.SQL(self._search_path)))
+        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(EF_SEARCH)))
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        register_vector(conn)
+
+    @property
+    def pool(self) -> ConnectionPool[psycopg.Connection[Any]]:
+        self._ensure_ready()
+        assert self._pool is not None
+        return self._pool
+
+    def _ensure_ready(self) -> None:
+        if self._pool is not None:
+            return
+        with self._ready_lock:
+            if self._pool is not None:
+                return
+            if self._closed:
+                raise StoreError("the index is closed")
+            self._bootstrap()
+            self._pool = ConnectionPool(
+                self.url,
+                min_size=1,
+                max_size=POOL_SIZE,
+                kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+                configure=self._configure,
+                timeout=30,
+                name=f"ragdown-{self.index}",
+                open=True,
+            )
+            self._listener = _Listener(self)
+            self._listener.start()
+
+    def _bootstrap(self) -> None:
+        """pgvector, the schema and the shared tables, made by whichever process comes first."""
+        try:
+            with (
+                psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn,
+                conn.transaction(),
+            ):
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key64("ragdown setup"),))
+                row = conn.execute(
+                    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+                    " WHERE e.extname = 'vector'"
+                ).fetchone()
+                if row is None:
+                    try:
+                        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    except psycopg.Error as err:
+                        raise StoreError(
+                            f"the database has no pgvector extension and ragdown's user cannot create it "
+                            f"({err.diag.message_primary}): run CREATE EXTENSION vector once as its owner"
+                        ) from None
+                    row = conn.execute(
+                        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n"
+                        " ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+                    ).fetchone()
+                assert row is not None
+                extension_schema = str(row[0])
+                conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema)))
+                conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(sql.Identifier(self.schema)))
+                conn.execute(_SHARED_SCHEMA)
+        except psycopg.Error as err:
+            raise StoreError(f"cannot open the index in {redact(self.url)}: {err}") from None
+        self._search_path = (
+            sql.SQL(", ")
+            .join([sql.Identifier(self.schema), sql.Identifier(extension_schema)])
+            .as_string(None)
+        )
+
+    # -- the backend interface -----------------------------------------------------------------------
+
+    def open_store(self, *, writable: bool) -> IndexStore:
+        return PgStore(self, writable=writable)
+
+    def primary_lock(self, on_lost: LostHandler) -> RoleLock:
+        from ragdown.index.pgprimary import PgPrimaryLock
+
+        lock = PgPrimaryLock(self, on_lost)
+        self.role = lock
+        return lock
+
+    def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch:
+        from ragdown.index.pgprimary import PgPrimaryWatch
+
+        return PgPrimaryWatch(self, on_gone)
+
+    def forward_sync(self, full: bool) -> dict[str, Any]:
+        from ragdown.index.pgprimary import forward_sync
+
+        return forward_sync(self, full)
+
+    def hook_memory(self) -> SessionMemory:
+        return PgHookMemory(self)
+
+    def query_log(self) -> QueryLogStore:
+        return PgQueryLog(self)
+
+    def document_lock(self) -> DocumentLock | None:
+        return self._document_lock
+
+    @contextlib.contextmanager
+    def _document_lock(self, path: Path) -> Iterator[None]:
+        """An advisory lock for one document, held in a transaction for the door's read-check-write."""
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            rel = str(path)
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                conn.execute("SET LOCAL lock_timeout = '30s'")
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, %s)", (self.document_class, _key32("doc", rel))
+                )
+                yield
+        except psycopg.errors.LockNotAvailable:
+            raise unavailable(f"{rel} is being written by another replica for 30 s: try again") from None
+        except psycopg.OperationalError as err:
+            raise unavailable(f"the index's database cannot be reached to lock {rel}: {err}") from None
+
+    def close(self) -> None:
+        with self._ready_lock:
+            self._closed = True
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.stop()
+        with self._ready_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close(timeout=5)
+
+    # -- generation and messages ---------------------------------------------------------------------
+
+    def generation(self) -> int:
+        """The index's generation: as the last NOTIFY said, or read when the listener is not listening."""
+        listener = self._listener
+        if listener is not None and listener.listening.is_set() and self._generation >= 0:
+            return self._generation
+        return self.read_generation()
+
+    def read_generation(self) -> int:
+        try:
+            with self.pool.connection() as conn:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except psycopg.errors.UndefinedTable:
+            return 0
+        value = int(row[0]) if row else 0
+        self.saw_generation(value)
+        return value
+
+    def saw_generation(self, value: int) -> None:
+        with self._gen_lock:
+            if value > self._generation:
+                self._generation = value
+
+    def reset_generation(self, value: int) -> None:
+        with self._gen_lock:
+            self._generation = value
+
+    def notify(self, message: dict[str, Any], conn: psycopg.Connection[Any] | None = None) -> None:
+        payload = json.dumps(message, separators=(",", ":"))
+        if len(payload.encode()) > NOTIFY_LIMIT:
+            payload = json.dumps({k: v for k, v in message.items() if k != "report"} | {"error": "too long"})
+        if conn is not None:
+            conn.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
+            return
+        with self.pool.connection() as own:
+            own.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
+
+    def expect(self, request_id: str) -> _Waiter:
+        waiter = _Waiter()
+        with self._waiters_lock:
+            self._waiters[request_id] = waiter
+        return waiter
+
+    def forget(self, request_id: str) -> None:
+        with self._waiters_lock:
+            self._waiters.pop(request_id, None)
+
+    def wait_listening(self, timeout: float) -> bool:
+        self._ensure_ready()
+        listener = self._listener
+        return listener is not None and listener.listening.wait(timeout)
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("t")
+        if kind == "gen":
+            self.saw_generation(int(message.get("g", 0)))
+        elif kind in ("ack", "done"):
+            with self._waiters_lock:
+                waiter = self._waiters.get(str(message.get("id")))
+            if waiter is None:
+                return
+            if kind == "ack":
+                waiter.acked.set()
+            else:
+                waiter.report = message.get("report")
+                waiter.error = message.get("error")
+                waiter.acked.set()
+                waiter.done.set()
+        elif kind == "sync":
+            handler = self.sync_handler
+            if handler is not None:
+                handler(message)
+        elif kind == "bye":
+            self.primary_gone.set()
+
+
+class _Listener:
+    """The LISTEN connection of one replica: generations, forwarded syncs and their answers, goodbyes."""
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self.backend = backend
+        self.listening = threading.Event()
+        self._stop = threading.Event()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._thread = threading.Thread(target=self._run, name="ragdown-pg-listen", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        pool = self.backend._pool
+        if self.listening.is_set() and pool is not None:  # wakes the listener at once (the others ignore it)
+            with contextlib.suppress(Exception), pool.connection(timeout=2) as conn:
+                conn.execute("SELECT pg_notify(%s, %s)", (self.backend.channel, json.dumps({"t": "wake"})))
+        self._thread.join(timeout=3)
+
+    def _run(self) -> None:
+        pause = 0.2
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(
+                    self.backend.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                ) as conn:
+                    self._conn = conn
+                    conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.backend.channel)))
+                    # Listening before reading: no generation committed from here on is missed.
+                    self._read_generation(conn)
+                    self.listening.set()
+                    pause = 0.2
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=1.0):
+                            if self._stop.is_set():
+                                break
+                            self._handle(note.payload)
+            except Exception as err:
+                if self._stop.is_set():
+                    break
+                log.warning("listening to %s failed (%s): reconnecting", self.backend.describe(), err)
+            finally:
+                self.listening.clear()
+                self._conn = None
+            self._stop.wait(pause)
+            pause = min(pause * 2, 5.0)
+
+    def _read_generation(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            row = conn.execute(
+                sql.SQL("SELECT value FROM {}.meta WHERE key = 'generation'").format(
+                    sql.Identifier(self.backend.schema)
+                )
+            ).fetchone()
+        except psycopg.errors.UndefinedTable:
+            row = None
+        self.backend.reset_generation(int(row[0]) if row else 0)
+
+    def _handle(self, payload: str) -> None:
+        try:
+            message = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        try:
+            self.backend.dispatch(message)
+        except Exception:  # one bad message must not stop the listening
+            log.exception("handling a notification failed")
+
+
+class PgStore:
+    """`IndexStore` on PostgreSQL: reads through the backend's pool, writes on the primary's lock connection."""
+
+    def __init__(self, backend: PostgresBackend, *, writable: bool) -> None:
+        self.backend = backend
+        self.writable = writable
+        self._local = threading.local()
+        self._cache_lock = threading.Lock()
+        self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
+        self._stats_cache: tuple[int, float, float] | None = None
+        self._df_cache: tuple[int, dict[str, int]] = (-1, {})
+        if writable:
+            self._prepare()
+
+    # -- connections ---------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[psycopg.Connection[Any]]:
+        """One REPEATABLE READ transaction: this thread's reads inside it see one committed state."""
+        pinned: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
+        with self._read() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
+        pinned: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
+        try:
+            with self.backend.pool.connection() as conn:
+                yield conn
+        except psycopg.errors.UndefinedTable:
+            raise StoreError(
+                f"the index in {self.backend.describe()} is still being created by the primary: try again"
+            ) from None
+        except psycopg.OperationalError as err:
+            raise StoreError(f"the index's database cannot be reached: {err}") from None
+
+    def _rows(self, query: str | sql.Composable, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._read() as conn:
+            return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+        """One write transaction on the primary's lock connection; it bumps and announces the generation."""
+        if not self.writable:
+            raise StoreError("this process is a reader and cannot write the index")
+        from ragdown.index.pgprimary import PgPrimaryLock
+
+        role = self.backend.role
+        if not isinstance(role, PgPrimaryLock):
+            raise StoreError("this process holds no primary lock and cannot write the index")
+        with role.connection() as conn:
+            with conn.transaction():
+                yield conn
+                row = conn.execute(
+                    "UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'generation' RETURNING value"
+                ).fetchone()
+                generation = int(row[0]) if row else 0
+                self.backend.notify({"t": "gen", "g": generation}, conn)
+            self.backend.saw_generation(generation)
+
+    def _prepare(self) -> None:
+        """Primary: the index tables, at this schema's version (recreated on another), tokens current."""
+        with self._write() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_key64("ragdown schema", self.backend.index),))
+            exists = conn.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'meta'", (self.backend.schema,)
+            ).fetchone()
+            version = None
+            if exists:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'pg_schema'").fetchone()
+                version = row[0] if row else None
+            if exists and version != str(PG_SCHEMA):
+                log.info("the index was built by another version of ragdown (%s): rebuilding it", version)
+                for table in _INDEX_TABLES:
+                    conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+            conn.execute(_SCHEMA)
+            for key, value in (
+                ("pg_schema", str(PG_SCHEMA)),
+                ("generation", "0"),
+                ("chunks", "0"),
+                ("tokens", "0"),
+                ("lexical", pgsearch.signature()),
+            ):
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, value)
+                )
+            row = conn.execute("SELECT value FROM meta WHERE key = 'lexical'").fetchone()
+            retokenise = row is not None and row[0] != pgsearch.signature()
+        if retokenise:
+            self._retokenise()
+
+    def _retokenise(self) -> None:
+        """Words made by other rules (or another segmenter): every chunk's tokens made again, in batches."""
+        log.info("re-tokenising the full-text index (%s)", pgsearch.signature())
+        last = 0
+        while True:
+            rows = self._rows(
+                "SELECT c.id, c.breadcrumb, c.text, c.aliases FROM chunks c WHERE c.id > %s ORDER BY c.id"
+                " LIMIT 2000",
+                (last,),
+            )
+            if not rows:
+                break
+            with self._write() as conn:
+                delta = 0
+                for cid, breadcrumb, text, aliases in rows:
+                    tsv, ntok, tri, folded = _text_columns(breadcrumb, text, aliases)
+                    old = conn.execute(
+                        "UPDATE chunks c SET tsv = %s::tsvector, tri = %s::tsvector, fold = %s, ntok = %s"
+                        " FROM (SELECT ntok FROM chunks WHERE id = %s) o WHERE c.id = %s RETURNING o.ntok",
+                        (tsv, tri, folded, ntok, cid, cid),
+                    ).fetchone()
+                    delta += ntok - (int(old[0]) if old else 0)
+                _add_stats(conn, 0, delta)
+            last = int(rows[-1][0])
+        with self._write() as conn:
+            conn.execute("UPDATE meta SET value = %s WHERE key = 'lexical'", (pgsearch.signature(),))
+
+    def close(self) -> None:
+        return None  # the backend owns the connections
+
+    # -- meta ----------------------------------------------------------------------------------------
+
+    def read_meta(self) -> dict[str, str]:
+        try:
+            rows = self._rows("SELECT key, value FROM meta")
+        except StoreError:
+            return {}
+        return {str(k): str(v) for k, v in rows if k in _META_KEYS}
+
+    def ensure_meta(self, meta: IndexMeta) -> bool:
+        """Primary: make the index match `meta`, emptying it on a mismatch. True when rebuilt."""
+        want = meta.as_dict()
+        have = self.read_meta()
+        vecs = self._rows(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'vecs'", (self.backend.schema,)
+        )
+        if have == want and (bool(vecs) or meta.dim == 0):
+            return False
+        if have:
+            changed = sorted(k for k in want if have.get(k) != want[k])
+            log.info(
+                "index %s changed (%s): emptying it to rebuild", self.backend.describe(), ", ".join(changed)
+            )
+        with self._write() as conn:
+            conn.execute("TRUNCATE chunks, trees, files, skipped")
+            conn.execute("DROP TABLE IF EXISTS vecs")
+            if meta.dim > 0:
+                kind, ops = _vector_type(meta.dim)
+                conn.execute(
+                    sql.SQL(
+                        "CREATE TABLE vecs(id bigint PRIMARY KEY, file_id bigint NOT NULL, emb {} NOT NULL)"
+                    ).format(sql.SQL(kind))
+                )
+                conn.execute("CREATE INDEX vecs_file ON vecs(file_id)")
+                if ops:
+                    conn.execute(
+                        sql.SQL(
+                            "CREATE INDEX vecs_hnsw ON vecs USING hnsw (emb {}) WITH (m = {}, ef_construction = {})"
+                        ).format(sql.SQL(ops), sql.Literal(HNSW_M), sql.Literal(HNSW_EF_CONSTRUCTION))
+                    )
+            conn.execute("DELETE FROM meta WHERE NOT (key = ANY(%s))", (list(_KEEP_META),))
+            conn.cursor().executemany(
+                "INSERT INTO meta(key, value) VALUES (%s, %s)",
+                [*sorted(want.items()), ("chunks", "0"), ("tokens", "0")],
+            )
+        return True
+
+    def check_meta(self, meta: IndexMeta) -> None:
+        have = self.read_meta()
+        if have != meta.as_dict():
+            raise StoreError(
+                f"the index in {self.backend.describe()} needs a rebuild for {meta.embedder} "
+                f"(it holds {have.get('embedder', 'nothing')}): start the primary to rebuild it"
+            )
+
+    def generation(self) -> int:
+        return self.backend.generation()
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    def write_files(self, pending: Sequence[PendingFile]) -> int:
+        """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
+        if not pending:
+            return 0
+        with self._write() as conn:
+            file_ids: list[int] = []
+            for item in pending:
+                meta = item.document.meta
+                row = conn.execute(
+                    "INSERT INTO files(path, folder, size, stat_mtime_ns, mtime_ns, hash, title, description,"
+                    " created_by, session, tags, aliases, supersedes, chunk_count)"
+                    " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (path) DO UPDATE SET"
+                    " folder = excluded.folder, size = excluded.size, stat_mtime_ns = excluded.stat_mtime_ns,"
+                    " mtime_ns = excluded.mtime_ns, hash = excluded.hash, title = excluded.title,"
+                    " description = excluded.description, created_by = excluded.created_by,"
+                    " session = excluded.session, tags = excluded.tags, aliases = excluded.aliases,"
+                    " supersedes = excluded.supersedes, chunk_count = excluded.chunk_count RETURNING id",
+                    (
+                        item.path,
+                        item.folder,
+                        item.size,
+                        item.stat_mtime_ns,
+                        item.mtime_ns,
+                        item.hash,
+                        pgsearch.clean(meta.title),
+                        pgsearch.clean(meta.description) if meta.description is not None else None,
+                        meta.created_by,
+                        meta.session,
+                        pgsearch.clean(_tags_column(meta.tags)),
+                        pgsearch.clean(json.dumps(list(meta.aliases), ensure_ascii=False)),
+                        pgsearch.clean(json.dumps(list(meta.supersedes), ensure_ascii=False)),
+                        len(item.document.chunks),
+                    ),
+                ).fetchone()
+                assert row is not None
+                file_ids.append(int(row[0]))
+            _delete_chunks(conn, file_ids)
+            conn.execute("DELETE FROM skipped WHERE path = ANY(%s)", ([p.path for p in pending],))
+            trees = [
+                (
+                    fid,
+                    item.document.tree.tokens,
+                    pgsearch.clean(json.dumps(item.document.tree.as_json(), ensure_ascii=False)),
+                )
+                for fid, item in zip(file_ids, pending, strict=True)
+                if item.document.tree is not None
+            ]
+            if trees:
+                conn.cursor().executemany(
+                    "INSERT INTO trees(file_id, tokens, tree) VALUES (%s, %s, %s)", trees
+                )
+            columns: list[list[Any]] = [[] for _ in range(13)]
+            vectors: list[Vectors] = []
+            vector_owners: list[tuple[int, int, bool]] = []
+            tokens = 0
+            for fid, item in zip(file_ids, pending, strict=True):
+                doc = item.document
+                alias_text = " ".join(doc.meta.aliases)
+                for i, chunk in enumerate(doc.chunks):
+                    aliases = alias_text if i == 0 else ""
+                    tsv, ntok, tri, folded = _text_columns(chunk.breadcrumb, chunk.text, aliases)
+                    tokens += ntok
+                    values = (
+                        fid,
+                        chunk.index,
+                        chunk.start_line,
+                        chunk.end_line,
+                        pgsearch.clean(chunk.heading),
+                        pgsearch.clean(chunk.breadcrumb),
+                        pgsearch.clean(chunk.text),
+                        pgsearch.clean(aliases),
+                        chunk.node_id,
+                        ntok,
+                        tsv,
+                        tri,
+                        folded,
+                    )
+                    for column, value in zip(columns, values, strict=True):
+                        column.append(value)
+                    vector_owners.append((fid, chunk.index, item.vectors is not None))
+                    if item.vectors is not None:
+                        vectors.append(np.ascontiguousarray(item.vectors[i], dtype=np.float32))
+            if not columns[0]:
+                _add_stats(conn, 0, 0)
+                return 0
+            rows = conn.execute(
+                "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases, node_id,"
+                " ntok, tsv, tri, fold) SELECT * FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[],"
+                " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[], %s::tsvector[],"
+                " %s::tsvector[], %s::text[]) RETURNING id, file_id, idx",
+                columns,
+            ).fetchall()
+            _add_stats(conn, len(rows), tokens)
+            if vectors:
+                ids = {(int(f), int(i)): int(c) for c, f, i in rows}
+                owners = [(fid, idx) for fid, idx, has in vector_owners if has]
+                conn.execute(
+                    "INSERT INTO vecs(id, file_id, emb) SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::vector[])",
+                    ([ids[o] for o in owners], [fid for fid, _ in owners], vectors),
+                )
+            return len(rows)
+
+    def touch_file(self, path: str, size: int, stat_mtime_ns: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE files SET size = %s, stat_mtime_ns = %s WHERE path = %s", (size, stat_mtime_ns, path)
+            )
+
+    def remove_files(self, paths: Iterable[str]) -> int:
+        wanted = list(paths)
+        if not wanted:
+            return 0
+        with self._write() as conn:
+            conn.execute("DELETE FROM skipped WHERE path = ANY(%s)", (wanted,))
+            ids = [
+                int(r[0])
+                for r in conn.execute("DELETE FROM files WHERE path = ANY(%s) RETURNING id", (wanted,))
+            ]
+            _delete_chunks(conn, ids)
+        return len(ids)
+
+    def clear(self) -> None:
+        with self._write() as conn:
+            conn.execute("TRUNCATE chunks, trees, files, skipped")
+            if _has_vecs(conn):
+                conn.execute("TRUNCATE vecs")
+            conn.execute("UPDATE meta SET value = '0' WHERE key IN ('chunks', 'tokens')")
+
+    def mark_skipped(self, path: str, size: int, stat_mtime_ns: int, reason: str) -> None:
+        with self._write() as conn:
+            ids = [int(r[0]) for r in conn.execute("DELETE FROM files WHERE path = %s RETURNING id", (path,))]
+            _delete_chunks(conn, ids)
+            conn.execute(
+                "INSERT INTO skipped(path, size, stat_mtime_ns, reason) VALUES (%s, %s, %s, %s) ON CONFLICT (path)"
+                " DO UPDATE SET size = excluded.size, stat_mtime_ns = excluded.stat_mtime_ns, reason = excluded.reason",
+                (path, size, stat_mtime_ns, pgsearch.clean(reason)),
+            )
+
+    def prune_deleted_log(self) -> None:
+        """Nothing to prune: no reader holds vectors of its own (they are searched in the database)."""
+        return None
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        return {
+            str(p): FileState(int(s), int(m), str(h))
+            for p, s, m, h in self._rows("SELECT path, size, stat_mtime_ns, hash FROM files")
+        }
+
+    def file_stats(self) -> set[tuple[str, int, int]]:
+        return {
+            (str(p), int(s), int(m)) for p, s, m in self._rows("SELECT path, size, stat_mtime_ns FROM files")
+        }
+
+    def skipped_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._rows("SELECT path, size, stat_mtime_ns, reason FROM skipped")
+        return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}
+
+    def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if flt.prefixes:
+            where, p = _prefix_sql(flt.prefixes, "path")
+            clauses.append(where)
+            params += p
+        if flt.folders is not None:
+            where, p = _prefix_sql(flt.folders, "path") if flt.folders else ("FALSE", [])
+            clauses.append(where)
+            params += p
+        query = (
+            "SELECT path, reason FROM skipped WHERE " + (" AND ".join(clauses) or "TRUE") + " ORDER BY path"
+        )
+        return [(str(p), str(r)) for p, r in self._rows(query, params)]
+
+    def counts(self, flt: FileFilter) -> tuple[int, int]:
+        where, params = self.file_filter_sql(flt)
+        row = self._rows(
+            f"SELECT count(*), coalesce(sum(chunk_count), 0) FROM files f WHERE {where}", params
+        )[0]
+        return int(row[0]), int(row[1])
+
+    def folder_counts(self) -> dict[str, tuple[int, int]]:
+        rows = self._rows("SELECT folder, count(*), coalesce(sum(chunk_count), 0) FROM files GROUP BY folder")
+        return {str(f): (int(n), int(c)) for f, n, c in rows}
+
+    def get_file(self, path: str) -> FileRecord | None:
+        rows = self._rows(f"SELECT {_FILE_COLS} FROM files f WHERE f.path = %s", (path,))
+        return _record(rows[0]) if rows else None
+
+    def list_files(
+        self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
+    ) -> list[FileRecord]:
+        where, params = self.file_filter_sql(flt)
+        order = "f.mtime_ns DESC, f.path" if sort == "recent" else "f.path"
+        query = f"SELECT {_FILE_COLS} FROM files f WHERE {where} ORDER BY {order}"
+        if limit is not None:
+            query += f" LIMIT {int(limit)}"
+        return [_record(r) for r in self._rows(query, params)]
+
+    def count_files(self, flt: FileFilter) -> int:
+        where, params = self.file_filter_sql(flt)
+        return int(self._rows(f"SELECT count(*) FROM files f WHERE {where}", params)[0][0])
+
+    def all_files(self) -> list[FileRecord]:
+        return [_record(r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files f")]
+
+    def superseded_by(self) -> dict[str, list[str]]:
+        gen = self.generation()
+        with self._cache_lock:
+            cached = self._superseded_cache
+            if cached is not None and cached[0] == gen:
+                return cached[1]
+        rows = self._rows(
+            'SELECT f.path, t.target COLLATE "C" AS target FROM files f'
+            " CROSS JOIN LATERAL json_array_elements_text(f.supersedes::json) AS t(target)"
+            ' JOIN files g ON g.path = t.target COLLATE "C"'
+            " WHERE f.supersedes <> '[]' AND t.target COLLATE \"C\" <> f.path ORDER BY target, f.path"
+        )
+        out: dict[str, list[str]] = {}
+        for path, target in rows:
+            out.setdefault(str(target), []).append(str(path))
+        with self._cache_lock:
+            self._superseded_cache = (gen, out)
+        return out
+
+    def file_filter_sql(self, flt: FileFilter) -> tuple[str, list[Any]]:
+        """A WHERE clause over `files f` and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if flt.prefixes:
+            where, p = _prefix_sql(flt.prefixes, "f.path")
+            clauses.append(where)
+            params += p
+        if flt.folders is not None:
+            clauses.append("f.folder = ANY(%s)")
+            params.append(list(flt.folders))
+        if flt.tag:
+            tag = _escape_like(flt.tag)
+            clauses.append("(f.tags LIKE %s OR f.tags LIKE %s)")
+            params += [f"% {tag} %", f"% {tag}/%"]
+        if flt.written_by == "agent":
+            clauses.append("coalesce(f.created_by, '') <> ''")
+        elif flt.written_by == "user":
+            clauses.append("coalesce(f.created_by, '') = ''")
+        if flt.session:
+            clauses.append("f.session = %s")
+            params.append(flt.session)
+        if flt.changed_since_ns is not None:
+            clauses.append("f.mtime_ns >= %s")
+            params.append(int(flt.changed_since_ns))
+        if flt.hide_superseded:
+            hidden = sorted(self.superseded_by())
+            if hidden:
+                clauses.append("NOT (f.path = ANY(%s))")
+                params.append(hidden)
+        return (" AND ".join(clauses) or "TRUE"), params
+
+    def _narrowing(self, flt: FileFilter | None, column: str) -> tuple[str, list[Any]]:
+        """`AND <column> IN (the filter's files)`, or nothing when the filter allows every file."""
+        if flt is None:
+            return "", []
+        where, params = self.file_filter_sql(flt)
+        if where == "TRUE":
+            return "", []
+        return f" AND {column} IN (SELECT f.id FROM files f WHERE {where})", params
+
+    def file_ids(self, flt: FileFilter) -> list[int]:
+        where, params = self.file_filter_sql(flt)
+        return [int(r[0]) for r in self._rows(f"SELECT f.id FROM files f WHERE {where}", params)]
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        if not ids:
+            return {}
+        rows = self._rows(
+            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {_FILE_COLS}"
+            " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
+            ([int(i) for i in ids],),
+        )
+        out: dict[int, ChunkRecord] = {}
+        for row in rows:
+            file = _record(row[8:])
+            out[int(row[0])] = ChunkRecord(
+                id=int(row[0]),
+                path=file.path,
+                folder=file.folder,
+                idx=int(row[1]),
+                start_line=int(row[2]),
+                end_line=int(row[3]),
+                heading=str(row[4]),
+                breadcrumb=str(row[5]),
+                text=str(row[6]),
+                file=file,
+                node_id=str(row[7]),
+            )
+        return out
+
+    def tree_of(self, path: str) -> Node | None:
+        rows = self._rows(
+            "SELECT t.tree FROM trees t JOIN files f ON f.id = t.file_id WHERE f.path = %s", (path,)
+        )
+        return Node.from_json(json.loads(rows[0][0])) if rows else None
+
+    def document_tokens(self, flt: FileFilter) -> dict[str, int]:
+        where, params = self.file_filter_sql(flt)
+        rows = self._rows(
+            f"SELECT f.path, coalesce(t.tokens, 0) FROM files f LEFT JOIN trees t ON t.file_id = f.id WHERE {where}",
+            params,
+        )
+        return {str(p): int(n) for p, n in rows}
+
+    def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]:
+        rows = self._rows(
+            "SELECT id, file_id FROM chunks WHERE file_id = ANY(%s)", ([int(i) for i in file_ids],)
+        )
+        return [(int(a), int(b)) for a, b in rows]
+
+    def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]:
+        where, params = self.file_filter_sql(flt)
+        rows = self._rows(f"SELECT f.path, f.chunk_count FROM files f WHERE {where} ORDER BY f.path", params)
+        return [(str(p), int(c)) for p, c in rows]
+
+    # -- retrieval -----------------------------------------------------------------------------------
+
+    def _stats(self) -> tuple[float, float]:
+        """(chunks, mean tokens per chunk), for BM25's IDF and length normalisation."""
+        gen = self.generation()
+        with self._cache_lock:
+            cached = self._stats_cache
+            if cached is not None and cached[0] == gen:
+                return cached[1], cached[2]
+        values = dict(self._rows("SELECT key, value FROM meta WHERE key IN ('chunks', 'tokens')"))
+        n = float(values.get("chunks", 0) or 0)
+        avg = float(values.get("tokens", 0) or 0) / n if n else 1.0
+        with self._cache_lock:
+            self._stats_cache = (gen, n, max(avg, 1.0))
+        return n, max(avg, 1.0)
+
+    def bm25(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """BM25 over the words (`pgsearch.py`): the same terms, IDF and length normalisation as FTS5.
+
+        Scored MaxScore-style, so a common word does not make PostgreSQL rank most of the index: the terms
+        are taken rarest first, and only the chunks holding one of those taken are scored (by every term);
+        once the last of the `limit` best scores reaches the most the other terms could give a chunk that
+        holds none of them (each term's IDF × (k1 + 1)), the ranking is the full one."""
+        queries = list(dict.fromkeys(q for t in pgsearch.match_terms(match) if (q := pgsearch.term_query(t))))
+        if not queries:
+            return []
+        n, avg = self._stats()
+        dfs = self._document_frequencies(queries)
+        idf = {q: max(math.log(max(n - dfs[q] + 0.5, 1e-9) / (dfs[q] + 0.5)), 1e-6) for q in queries}
+        ranked = sorted((q for q in queries if dfs[q] > 0), key=lambda q: -idf[q])
+        if not ranked:
+            return []
+        top = max(max(weights), 1e-6)
+        rank_weights = [max(w / top, 1e-3) for w in (weights[1], 0.001, weights[2], weights[0])]  # D C B A
+        narrow, narrow_params = self._narrowing(flt, "c.file_id")
+        query = (
+            "WITH q AS (SELECT t.query, t.idf FROM unnest(%s::tsquery[], %s::float8[]) AS t(query, idf)),"
+            " m AS MATERIALIZED (SELECT c.id, c.ntok, c.tsv FROM chunks c WHERE c.tsv @@ %s::tsquery"
+            f"{narrow}),"
+            " h AS (SELECT m.id, m.ntok, q.idf, ts_rank_cd(%s::float4[], m.tsv, q.query) * %s AS x"
+            " FROM m JOIN q ON m.tsv @@ q.query)"
+            " SELECT id, sum(idf * x * %s / (x + %s * (1 - %s + %s * ntok / %s))) AS score FROM h"
+            " GROUP BY id ORDER BY score DESC, id LIMIT %s"
+        )
+        bound = [idf[q] * (BM25_K1 + 1) * top for q in ranked]
+        taken = min(len(ranked), max(1, _rare_prefix([dfs[q] for q in ranked])))
+        while True:
+            params = [
+                ranked,
+                [idf[q] for q in ranked],
+                " | ".join(f"({q})" for q in ranked[:taken]),
+                *narrow_params,
+                rank_weights,
+                top,
+                BM25_K1 + 1,
+                BM25_K1,
+                BM25_B,
+                BM25_B,
+                avg,
+                int(limit),
+            ]
+            rows = [(int(cid), float(score)) for cid, score in self._rows(query, params)]
+            rest = sum(bound[taken:])
+            if taken == len(ranked) or (len(rows) >= limit and rows[-1][1] >= rest):
+                return rows
+            taken += 1
+
+    def _document_frequencies(self, queries: list[str]) -> dict[str, int]:
+        """How many chunks hold each term (BM25's document frequency), cached per generation."""
+        gen = self.generation()
+        with self._cache_lock:
+            if self._df_cache[0] != gen:
+                self._df_cache = (gen, {})
+            cache = self._df_cache[1]
+            missing = [q for q in queries if q not in cache]
+        if missing:
+            rows = self._rows(
+                "SELECT t.query::text, (SELECT count(*) FROM chunks c WHERE c.tsv @@ t.query)"
+                " FROM unnest(%s::tsquery[]) AS t(query)",
+                (missing,),
+            )
+            found = dict(zip(missing, (int(count) for _, count in rows), strict=True))
+            with self._cache_lock:
+                if self._df_cache[0] == gen:
+                    if len(cache) > 50_000:
+                        cache.clear()
+                    cache.update(found)
+        else:
+            found = {}
+        return {q: cache.get(q, found.get(q, 0)) for q in queries}
+
+    def substrings(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """The chunks holding the substrings (trigram GIN, then confirmed in the folded text), scored by
+        each substring's IDF times the weights of the parts that hold it."""
+        found = [q for t in pgsearch.match_terms(match) if (q := pgsearch.substring_query(t))]
+        found = list(dict.fromkeys(found))
+        if not found:
+            return []
+        n, _ = self._stats()
+        narrow, narrow_params = self._narrowing(flt, "h.file_id")
+        sep = pgsearch.FOLD_SEPARATOR
+        query = (
+            "WITH q AS (SELECT t.query, t.needle, t.i FROM unnest(%s::tsquery[], %s::text[]) WITH ORDINALITY"
+            " AS t(query, needle, i)),"
+            " m AS MATERIALIZED (SELECT c.id, c.file_id, c.fold, c.tri FROM chunks c WHERE c.tri @@ %s::tsquery),"
+            " h AS (SELECT m.id, m.file_id, q.i,"
+            " (CASE WHEN strpos(split_part(m.fold, %s, 1), q.needle) > 0 THEN %s ELSE 0 END"
+            " + CASE WHEN strpos(split_part(m.fold, %s, 2), q.needle) > 0 THEN %s ELSE 0 END"
+            " + CASE WHEN strpos(split_part(m.fold, %s, 3), q.needle) > 0 THEN %s ELSE 0 END) AS w"
+            " FROM m JOIN q ON m.tri @@ q.query AND strpos(m.fold, q.needle) > 0),"
+            " d AS (SELECT q.i, greatest(ln(greatest(%s - count(h.id) + 0.5, 1e-9) / (count(h.id) + 0.5)), 1e-6)"
+            " AS idf FROM q LEFT JOIN h ON h.i = q.i GROUP BY q.i)"
+            " SELECT h.id, sum(d.idf * h.w) AS score FROM h JOIN d ON d.i = h.i"
+            f" WHERE h.w > 0{narrow} GROUP BY h.id ORDER BY score DESC, h.id LIMIT %s"
+        )
+        params = [
+            [q for q, _ in found],
+            [needle for _, needle in found],
+            " | ".join(f"({q})" for q, _ in found),
+            sep,
+            float(weights[0]),
+            sep,
+            float(weights[1]),
+            sep,
+            float(weights[2]),
+            n,
+            *narrow_params,
+            int(limit),
+        ]
+        return [(int(cid), float(score)) for cid, score in self._rows(query, params)]
+
+    def dense_index(self, dim: int) -> DenseIndex:
+        return PgDense(self, dim)
+
+
+# The rarest terms scored first, until they hold this many chunks together (then one more at a time).
+_FIRST_PASS_CHUNKS = 20_000
+
+
+def _rare_prefix(dfs: list[int]) -> int:
+    """How many of the terms (rarest first) the first pass of `bm25` takes."""
+    total = 0
+    for i, df in enumerate(dfs):
+        total += df
+        if total > _FIRST_PASS_CHUNKS:
+            return max(1, i)
+    return len(dfs)
+
+
+def _text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:
+    """A chunk's `tsv`, token count, `tri` and `fold` (`pgsearch.py`)."""
+    crumb_t, text_t, alias_t = pgsearch.lexical_tokens(breadcrumb, text, aliases)
+    tsv, ntok = pgsearch.tsvector_literal(((crumb_t, "A"), (text_t, "D"), (alias_t, "B")))
+    parts = [pgsearch.clean(pgsearch.fold(p)) for p in (breadcrumb, text, aliases)]
+    return tsv, ntok, pgsearch.trigram_literal(parts), pgsearch.FOLD_SEPARATOR.join(parts)
+
+
+def _delete_chunks(conn: psycopg.Connection[Any], file_ids: list[int]) -> None:
+    """Every chunk, vector and tree of these files; the token statistics follow."""
+    if not file_ids:
+        return
+    if _has_vecs(conn):
+        conn.execute("DELETE FROM vecs WHERE file_id = ANY(%s)", (file_ids,))
+    conn.execute("DELETE FROM trees WHERE file_id = ANY(%s)", (file_ids,))
+    row = conn.execute(
+        "WITH d AS (DELETE FROM chunks WHERE file_id = ANY(%s) RETURNING ntok) SELECT count(*), coalesce(sum(ntok), 0) FROM d",
+        (file_ids,),
+    ).fetchone()
+    if row and row[0]:
+        _add_stats(conn, -int(row[0]), -int(row[1]))
+
+
+def _add_stats(conn: psycopg.Connection[Any], chunks: int, tokens: int) -> None:
+    if chunks or tokens:
+        conn.execute(
+            "UPDATE meta SET value = (value::bigint + CASE key WHEN 'chunks' THEN %s ELSE %s END)::text"
+            " WHERE key IN ('chunks', 'tokens')",
+            (chunks, tokens),
+        )
+
+
+def _has_vecs(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regclass('vecs')").fetchone()
+    return bool(row and row[0] is not None)
+
+
+def _vector_type(dim: int) -> tuple[str, str | None]:
+    """The column type for `dim` dimensions and its HNSW operator class (None: too many to index)."""
+    if dim <= MAX_VECTOR_DIM:
+        return f"vector({int(dim)})", "vector_cosine_ops"
+    if dim <= MAX_HALFVEC_DIM:
+        return f"halfvec({int(dim)})", "halfvec_cosine_ops"
+    return f"vector({int(dim)})", None
+
+
+def _prefix_sql(prefixes: Sequence[str], column: str) -> tuple[str, list[Any]]:
+    """Files under any of `prefixes` (directories), compared as bytes (`COLLATE "C"` columns)."""
+    if not prefixes or any(p == "" for p in prefixes):
+        return "TRUE", []
+    parts: list[str] = []
+    params: list[Any] = []
+    for prefix in prefixes:
+        base = prefix.rstrip("/")
+        parts.append(f"({column} >= %s AND {column} < %s)")
+        params += [base + "/", base + "0"]
+    return "(" + " OR ".join(parts) + ")", params
+
+
+class PgDense:
+    """Dense search on pgvector: HNSW (cosine) with iterative scans under a filter; exact cosines by id."""
+
+    def __init__(self, store: PgStore, dim: int) -> None:
+        self.store = store
+        self.dim = dim
+        kind, _ = _vector_type(dim)
+        self._cast = "::halfvec" if kind.startswith("halfvec") else ""
+
+    def search(self, query: Vectors, k: int, flt: FileFilter | None = None) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        narrow, params = self.store._narrowing(flt, "v.file_id")
+        vec = np.ascontiguousarray(query, dtype=np.float32)
+        try:
+            rows = self.store._rows(
+                f"SELECT v.id, 1 - (v.emb <=> %s{self._cast}) AS cos FROM vecs v WHERE TRUE{narrow}"
+                f" ORDER BY v.emb <=> %s{self._cast} LIMIT %s",
+                [vec, *params, vec, int(k)],
+            )
+        except StoreError:
+            return []
+        except psycopg.errors.UndefinedTable:
+            return []
+        # The iterative scan returns nearly in order: exactly in order from here (ties by id, as numpy's).
+        return sorted(((int(cid), float(cos)) for cid, cos in rows), key=lambda r: (-r[1], r[0]))
+
+    def cosine(self, query: Vectors, chunk_ids: list[int]) -> dict[int, float]:
+        if not chunk_ids:
+            return {}
+        vec = np.ascontiguousarray(query, dtype=np.float32)
+        try:
+            rows = self.store._rows(
+                f"SELECT id, 1 - (emb <=> %s{self._cast}) FROM vecs WHERE id = ANY(%s)",
+                (vec, [int(i) for i in chunk_ids]),
+            )
+        except (StoreError, psycopg.errors.UndefinedTable):
+            return {}
+        return {int(cid): float(cos) for cid, cos in rows}
+
+
+class PgHookMemory:
+    """The hook's session memory in the database: every replica knows what a session was given."""
+
+    def __init__(self, backend: PostgresBackend, capacity: int = HOOK_SESSIONS) -> None:
+        self.backend = backend
+        self.capacity = capacity
+
+    @staticmethod
+    def _key(key: str) -> str:
+        """The (scope, session) key as stored: its hash (the key holds a NUL, which text cannot)."""
+        return hashlib.sha256(key.encode(errors="surrogatepass")).hexdigest()
+
+    def seen(self, key: str) -> set[str]:
+        key = self._key(key)
+        try:
+            with self.backend.pool.connection() as conn:
+                rows = conn.execute("SELECT chunk FROM hook_seen WHERE key = %s", (key,)).fetchall()
+                if rows:
+                    conn.execute("UPDATE hook_sessions SET at = now() WHERE key = %s", (key,))
+        except (psycopg.Error, StoreError) as err:
+            log.warning("hook memory unavailable: %s", err)
+            return set()
+        return {str(r[0]) for r in rows}
+
+    def add(self, key: str, chunk_keys: list[str]) -> None:
+        key = self._key(key)
+        try:
+            with self.backend.pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    "INSERT INTO hook_sessions(key) VALUES (%s) ON CONFLICT (key) DO UPDATE SET at = now()",
+                    (key,),
+                )
+                conn.execute(
+                    "INSERT INTO hook_seen(key, chunk) SELECT %s, unnest(%s::text[]) ON CONFLICT DO NOTHING",
+                    (key, list(chunk_keys)),
+                )
+                conn.execute(
+                    "DELETE FROM hook_sessions WHERE key IN (SELECT key FROM hook_sessions ORDER BY at DESC"
+                    " OFFSET %s)",
+                    (self.capacity,),
+                )
+        except (psycopg.Error, StoreError) as err:
+            log.warning("hook memory unavailable: %s", err)
+
+    def reset(self, key: str) -> None:
+        key = self._key(key)
+        try:
+            with self.backend.pool.connection() as conn:
+                conn.execute("DELETE FROM hook_sessions WHERE key = %s", (key,))
+        except (psycopg.Error, StoreError) as err:
+            log.warning("hook memory unavailable: %s", err)
+
+
+class PgQueryLog:
+    """The query log in the database, one row per entry, the last `QUERY_LOG_KEEP` kept."""
+
+    def __init__(self, backend: PostgresBackend, keep: int = QUERY_LOG_KEEP) -> None:
+        self.backend = backend
+        self.keep = keep
+        self._count = 0
+
+    def record(self, kind: str, **fields: Any) -> None:
+        entry = {"at": round(time.time(), 3), "kind": kind, **fields}
+        line = pgsearch.clean(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+        try:
+            with self.backend.pool.connection() as conn:
+                row = conn.execute(
+                    "INSERT INTO query_log(entry) VALUES (%s) RETURNING id", (line,)
+                ).fetchone()
+                self._count += 1
+                if row is not None and self._count % 500 == 0:
+                    conn.execute("DELETE FROM query_log WHERE id <= %s", (int(row[0]) - self.keep,))
+        except (psycopg.Error, StoreError) as err:
+            log.warning("could not write the query log: %s", err)
+
+    def clear(self) -> None:
+        try:
+            with self.backend.pool.connection() as conn:
+                conn.execute("DELETE FROM query_log")
+        except (psycopg.Error, StoreError) as err:
+            raise unavailable(f"the query log cannot be cleared: {err}") from None
+
+    def entries(self) -> list[dict[str, Any]]:
+        try:
+            with self.backend.pool.connection() as conn:
+                rows = conn.execute(
+                    "SELECT entry FROM (SELECT id, entry FROM query_log ORDER BY id DESC LIMIT %s) e ORDER BY id",
+                    (self.keep,),
+                ).fetchall()
+        except (psycopg.Error, StoreError) as err:
+            raise unavailable(f"the query log cannot be read: {err}") from None
+        out: list[dict[str, Any]] = []
+        for (line,) in rows:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict):
+                out.append(item)
+        return out
+
+    def summary(self, min_score: float) -> dict[str, Any]:
+        return summarise(self.entries(), min_score)
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex

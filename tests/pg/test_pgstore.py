@@ -1,0 +1,242 @@
+"""What only the PostgreSQL backend has: replicas in one process (forwarded syncs, NOTIFY'd generations, a
+primary that loses its session), the lock per document, hook memory and the query log shared, its own
+schema versioning and re-tokenising. (The store, sync, search and tool tests run on both backends too.)"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import LiteralString
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from ragdown.config import Settings
+from ragdown.engine import Engine
+from ragdown.index import pgsearch
+from ragdown.index.pgprimary import PgPrimaryLock
+from ragdown.index.pgstore import PostgresBackend
+from ragdown.index.store import FileFilter
+from ragdown.search.hybrid import SearchOptions
+from tests.conftest import isolated_env, write
+
+OpenEngine = Callable[..., Engine]
+
+
+@pytest.fixture
+def index_backend() -> str:
+    return "postgres"
+
+
+@pytest.fixture
+def replica(tmp_path: Path, index_env: dict[str, str]) -> Iterator[Callable[[Path, str], Engine]]:
+    """`replica(docs, name)`: another engine on the same index, with a data dir of its own (another machine)."""
+    engines: list[Engine] = []
+
+    def make(docs: Path, name: str) -> Engine:
+        env = isolated_env(
+            tmp_path, RAGDOWN_DOCS_DIR=str(docs), RAGDOWN_DATA_DIR=str(tmp_path / name), **index_env
+        )
+        engine = Engine(Settings.from_env(env), "stdio", docs_dir=docs)
+        engine.start(background=False, initial_sync=False, watch=False)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+def pg(engine: Engine) -> PostgresBackend:
+    backend = engine.backend
+    assert isinstance(backend, PostgresBackend)
+    return backend
+
+
+def paths(engine: Engine, query: str) -> list[str]:
+    return [h.path for h in engine.search(query, FileFilter(), SearchOptions(top_k=3))]
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_a_reader_forwards_its_syncs_and_hears_every_generation(
+    docs: Path, open_engine: OpenEngine, replica: Callable[[Path, str], Engine]
+) -> None:
+    write(docs, "a.md", "# Alpha\n\napricot\n")
+    primary = open_engine(docs)
+    reader = replica(docs, "other")
+    assert (primary.role, reader.role) == ("primary", "reader")
+    write(docs, "b.md", "# Beta\n\nblueberry\n")
+    report = reader.sync()  # made by the primary, through the database
+    assert (report["added"], report["unchanged"]) == (1, 1)
+    assert paths(reader, "blueberry")[0] == "b.md"
+    # The reader's generation is the one the primary's commit announced (NOTIFY, heard before the sync's
+    # answer): its own copy, which only the listener moves while it listens, never a read of the database.
+    listener = pg(reader)._listener
+    assert listener is not None
+    assert listener.listening.is_set()
+    assert pg(reader)._generation == pg(primary).read_generation() > 0
+    primary.close()
+    wait_for(lambda: reader.role == "primary", "the reader never took over")
+    write(docs, "c.md", "# Gamma\n\ncherry\n")
+    assert reader.sync()["added"] == 1
+
+
+def test_a_primary_that_loses_its_session_steps_down(
+    docs: Path,
+    open_engine: OpenEngine,
+    replica: Callable[[Path, str], Engine],
+    postgres_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    write(docs, "a.md", "# Alpha\n\napricot\n")
+    first = open_engine(docs)
+    second = replica(docs, "other")
+    lock = first._lock
+    assert isinstance(lock, PgPrimaryLock)
+    assert lock._conn is not None
+    pid = lock._conn.info.backend_pid
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    wait_for(lambda: "lost the primary role" in caplog.text, "the primary never noticed")
+    # Whichever tries first wins the lock again (the one that lost it too, on a new session): one primary.
+    wait_for(lambda: sorted((first.role, second.role)) == ["primary", "reader"], "no single primary")
+    assert not (lock.held and lock._conn is not None and lock._conn.info.backend_pid == pid)
+    reader = first if first.role == "reader" else second
+    write(docs, "b.md", "# Beta\n\nblueberry\n")
+    assert reader.sync()["added"] == 1  # forwarded to the primary, whichever it is
+    assert paths(reader, "blueberry")[0] == "b.md"
+
+
+def test_a_document_is_locked_across_replicas(tmp_path: Path, postgres_url: str) -> None:
+    root = tmp_path / "docs"
+    one, two = (PostgresBackend(postgres_url, "locks", root) for _ in range(2))
+    lock_one, lock_two = one.document_lock(), two.document_lock()
+    assert lock_one is not None
+    assert lock_two is not None
+    order: list[str] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with lock_one(root / "a.md"):
+            order.append("one in")
+            held.set()
+            release.wait(10)
+            order.append("one out")
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(10)
+    with lock_two(root / "b.md"):  # another document: not held up
+        order.append("two in b")
+
+    def take() -> None:
+        with lock_two(root / "a.md"):
+            order.append("two in a")
+
+    waiter = threading.Thread(target=take)
+    waiter.start()
+    waiter.join(0.3)  # it waits for the other replica's lock (whatever the timing, it cannot get in first)
+    release.set()
+    thread.join(10)
+    waiter.join(10)
+    assert order == ["one in", "two in b", "one out", "two in a"]
+    one.close()
+    two.close()
+
+
+def test_hook_memory_and_the_query_log_are_shared(tmp_path: Path, postgres_url: str) -> None:
+    one, two = (PostgresBackend(postgres_url, "shared", tmp_path) for _ in range(2))
+    try:
+        key = "/docs\x00session-1"
+        one.hook_memory().add(key, ["a.md#0@abc", "b.md#1@def"])
+        assert two.hook_memory().seen(key) == {"a.md#0@abc", "b.md#1@def"}
+        two.hook_memory().reset(key)
+        assert one.hook_memory().seen(key) == set()
+        one.query_log().record("search", query="kiwi", hits=[])
+        two.query_log().record("read", path="a.md")
+        assert [e["kind"] for e in one.query_log().entries()] == ["search", "read"]
+        assert two.query_log().summary(0.5)["searches"] == 1
+        one.query_log().clear()
+        assert two.query_log().entries() == []
+    finally:
+        one.close()
+        two.close()
+
+
+def _execute(engine: Engine, url: str, statement: LiteralString) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg(engine).schema)))
+        conn.execute(statement)
+
+
+def test_tokens_made_by_other_rules_are_made_again(
+    docs: Path, open_engine: OpenEngine, postgres_url: str
+) -> None:
+    write(docs, "附件.md", "# 附件\n\n更改默认附件储存位置。\n")
+    engine = open_engine(docs)
+    engine.close()
+    _execute(
+        engine,
+        postgres_url,
+        "UPDATE chunks SET tsv = ''; UPDATE meta SET value = 'other' WHERE key = 'lexical'",
+    )
+    again = open_engine(docs, sync=False)
+    store = again.require_store()
+    assert store.bm25('"附件"', FileFilter(), 10, (1.0, 1.0, 1.0))
+    assert store.substrings('"储存位"', FileFilter(), 10, (1.0, 1.0, 1.0))
+    _execute(again, postgres_url, "SELECT 1")
+    assert again.sync()["unchanged"] == 1  # nothing re-read or re-embedded
+
+
+def test_a_schema_of_another_version_is_rebuilt(
+    docs: Path, open_engine: OpenEngine, postgres_url: str
+) -> None:
+    write(docs, "a.md", "# Alpha\n\napricot\n")
+    engine = open_engine(docs)
+    engine.close()
+    _execute(engine, postgres_url, "UPDATE meta SET value = '0' WHERE key = 'pg_schema'")
+    again = open_engine(docs, sync=False)
+    assert again.require_store().all_files() == []
+    assert again.sync()["added"] == 1
+    assert paths(again, "apricot") == ["a.md"]
+
+
+def test_an_index_of_another_embedder_is_rebuilt(
+    docs: Path, open_engine: OpenEngine, postgres_url: str
+) -> None:
+    write(docs, "a.md", "# Alpha\n\napricot\n")
+    engine = open_engine(docs)
+    engine.close()
+    _execute(
+        engine,
+        postgres_url,
+        "UPDATE meta SET value = 'other' WHERE key = 'embedder'; UPDATE meta SET value = '768' WHERE key = 'dim'",
+    )
+    again = open_engine(docs, sync=False)
+    store = again.require_store()
+    assert store.all_files() == []
+    assert store.read_meta()["embedder"] == "hash-384"
+    assert again.sync()["added"] == 1
+    assert paths(again, "apricot") == ["a.md"]  # the vectors' table was made again, for 384 dimensions
+
+
+def test_tokens_are_those_fts5_makes() -> None:
+    assert pgsearch.tokens("Crème BRÛLÉE, naïve_café 42") == ["creme", "brulee", "naive", "cafe", "42"]
+    assert pgsearch.tokens("C\ue02b\ue02b and pg_restore") == ["c\ue02b\ue02b", "and", "pg", "restore"]
+    assert pgsearch.tokens("附件 默认") == ["附件", "默认"]
+    literal, count = pgsearch.tsvector_literal(((["a", "b"], "A"), (["a", "附件"], "D")))
+    assert (literal, count) == ("'a':1A,5 'b':2A '附件':6", 4)  # tokens never hold a quote: none is escaped
+    assert pgsearch.match_terms('"pg restore" OR "say ""hi"""') == ["pg restore", 'say "hi"']
+    assert pgsearch.term_query("pg restore") == "'pg' <-> 'restore'"
+    assert pgsearch.substring_query("Ab") is None
+    assert pgsearch.substring_query("ABcd") == ("'abc' & 'bcd'", "abcd")
