@@ -74,10 +74,10 @@ def _directory_lock(directory: Path) -> Iterator[None]:
 _TEMP_NAME_BYTES = 200  # of the target's name in a temp file's: a name may be up to 255 bytes
 
 
-def _temp_beside(path: Path, data: bytes) -> Path:
+def _temp_beside(path: Path, data: bytes, mode: int = 0o644) -> Path:
     name = path.name.encode("utf-8", "surrogateescape")[:_TEMP_NAME_BYTES].decode("utf-8", "ignore")
     tmp = path.parent / f".{name}.ragdown-{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -104,9 +104,10 @@ def _keep_mode(tmp: Path, target: Path) -> None:
         os.chmod(tmp, target.stat().st_mode & 0o7777)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """Create `path` with `data`; refuse (a `conflict`) if anything is already there. Never half-written."""
-    tmp = _temp_beside(path, data)
+def write_new(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Create `path` with `data`; refuse (a `conflict`) if anything is already there. Never half-written.
+    `mode` (less the umask) is the new file's from its first byte (0o600 for a file of secrets' hashes)."""
+    tmp = _temp_beside(path, data, mode)
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -117,11 +118,13 @@ def write_new(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def replace(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` atomically (readers see the old or the new file, never a mix)."""
-    tmp = _temp_beside(path, data)
+def replace(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `data` atomically (readers see the old or the new file, never a mix); the file
+    keeps its mode, or gets `mode` from its first byte."""
+    tmp = _temp_beside(path, data, 0o644 if mode is None else mode)
     try:
-        _keep_mode(tmp, path)
+        if mode is None:
+            _keep_mode(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

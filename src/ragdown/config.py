@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from ragdown.paths import notes_dir as check_notes_dir
 
@@ -151,6 +153,42 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
+def validate_public_url(value: str) -> str:
+    """`RAGDOWN_PUBLIC_URL`: an http(s) origin, no path, query or fragment; kept without a trailing `/`."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"RAGDOWN_PUBLIC_URL must be an http(s) URL such as https://notes.example.com, not {value!r}"
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(
+            f"RAGDOWN_PUBLIC_URL is the server's origin alone (https://notes.example.com), without a path, "
+            f"query or user: not {value!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def validate_database_url(value: str) -> str:
+    """`RAGDOWN_DATABASE_URL`: a postgresql:// (or postgres://) URL."""
+    text = value.strip()
+    if urlsplit(text).scheme not in ("postgresql", "postgres"):
+        raise ValueError(
+            "RAGDOWN_DATABASE_URL must be a PostgreSQL URL such as postgresql://ragdown:secret@db.internal/ragdown"
+        )
+    return text
+
+
+_INDEX_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def validate_index_id(value: str) -> str:
+    """`RAGDOWN_INDEX_ID`: letters, digits, `_` and `-`, up to 40; kept lowercase with `-` as `_`."""
+    text = value.strip()
+    if not _INDEX_ID.fullmatch(text):
+        raise ValueError(f"RAGDOWN_INDEX_ID must be 1 to 40 letters, digits, _ or -, not {value!r}")
+    return text.lower().replace("-", "_")
+
+
 _SERVER: tuple[Where, ...] = ("env", "server")
 _HOOK: tuple[Where, ...] = ("env", "server", "folder")
 
@@ -160,6 +198,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", "RAGDOWN_DATA_DIR", "path", None, "Data directory",
             "The index. Deleting it only costs a rebuild."),
     Setting("models_dir", "RAGDOWN_MODELS", "path", None, "Model cache", "Where local models are kept."),
+    Setting("database_url", "RAGDOWN_DATABASE_URL", "str", None, "Database URL",
+            "postgresql://user:password@host/db: the index in PostgreSQL with pgvector (the postgres extra), "
+            "shared by every serve replica that sets it. Unset: SQLite in the data directory.",
+            check=validate_database_url),
+    Setting("index_id", "RAGDOWN_INDEX_ID", "str", None, "Index id",
+            "With RAGDOWN_DATABASE_URL: the index's name in the database (letters, digits, _ and -; up to 40). "
+            "Replicas with the same name share one index; unset, a hash of the mode and the docs directory's "
+            "path, so replicas must mount the docs at the same path.", check=validate_index_id),
     Setting("embedder", "RAGDOWN_EMBEDDER", "str", DEFAULT_EMBEDDER, "Embedder",
             "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), openai:<model> or "
             "onnx:<dir>. A new one is loaded first, then the index is rebuilt with it.",
@@ -208,11 +254,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hook.min_score", "RAGDOWN_HOOK_MIN_SCORE", "float", None, "Minimum score",
             "Lowest cosine similarity injected. It is on the embedder's own scale: unset, it follows the "
             "embedder.", minimum=0, maximum=1, where=_HOOK),
-    Setting("hook.min_ratio", "RAGDOWN_HOOK_MIN_RATIO", "float", 0.95, "Minimum ratio",
-            "Lowest share of the best hit's similarity a hit may have and still be injected. 0 turns it off.",
+    Setting("hook.min_ratio", "RAGDOWN_HOOK_MIN_RATIO", "float", None, "Minimum ratio",
+            "Lowest share of the best hit's similarity a hit may have and still be injected. 0 turns it off. "
+            "Unset, it follows the embedder: minilm's measured 0.92, the spec's 0.95 for the others.",
             minimum=0, maximum=1, where=_HOOK),
     Setting("hook.max_chars", "RAGDOWN_HOOK_MAX_CHARS", "int", 6000, "Characters per prompt",
             "Most characters ragdown_context returns for one prompt.", minimum=1, where=_HOOK),
+    # A folder's quotas, in its .ragdown.json only (none by default); every write is checked against them.
+    Setting("max_files", None, "int", None, "Most documents",
+            "The most Markdown documents the folder may hold; a write that would make one more is refused.",
+            minimum=1, maximum=10_000_000, where=("folder",)),
+    Setting("max_bytes", None, "int", None, "Most bytes",
+            "The most bytes the folder's documents may hold together; a write past it is refused.",
+            minimum=1, maximum=1 << 50, where=("folder",)),
+    Setting("max_file_bytes", None, "int", None, "Most bytes per document",
+            "The largest document the folder takes (the index's own limit is 8 MiB).",
+            minimum=1, maximum=1 << 50, where=("folder",)),
     Setting("history", "RAGDOWN_HISTORY", "bool", True, "Version history",
             "Keep every version of every document in .ragdown/history.sqlite beside the documents (false: off)."),
     Setting("history_days", "RAGDOWN_HISTORY_DAYS", "int", 30, "History days",
@@ -225,11 +282,28 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("token", "RAGDOWN_TOKEN", "str", None, "Token", "serve only: the bearer token every route but status requires."),
     Setting("secure_local_net", "SECURE_LOCAL_NET", "bool", False, "Trusted network",
             "serve only: skip the token on a trusted network."),
+    Setting("rate_limit", "RAGDOWN_RATE_LIMIT", "int", 600, "Rate limit",
+            "serve only: requests per minute per key (per client address without one); over it, 429 with "
+            "Retry-After. 0 is off.", minimum=0, maximum=1_000_000),
     Setting("allowed_hosts", "RAGDOWN_ALLOWED_HOSTS", "list", (), "Allowed hosts",
             "serve only: Host names accepted besides loopback and this machine's (a proxy's public name)."),
     Setting("allowed_origins", "RAGDOWN_ALLOWED_ORIGINS", "list", (), "Allowed origins",
             "serve only: browser origins accepted besides the bundled UI's own."),
+    Setting("public_url", "RAGDOWN_PUBLIC_URL", "str", None, "Public URL",
+            "serve only: the server's public origin (https://notes.example.com, no path), for the absolute URLs "
+            "of OAuth and of 401 answers (its host an allowed Host); unset, each request's own scheme and Host.",
+            check=validate_public_url),
+    Setting("oauth_token_ttl", "RAGDOWN_OAUTH_TOKEN_TTL", "int", 3600, "OAuth token lifetime",
+            "serve only: seconds an OAuth access token works before its client refreshes it.",
+            minimum=60, maximum=86_400),
+    Setting("oauth_refresh_days", "RAGDOWN_OAUTH_REFRESH_DAYS", "int", 30, "OAuth refresh lifetime",
+            "serve only: days an unused OAuth refresh token lives (each refresh starts it again).",
+            minimum=1, maximum=365),
     Setting("host", "RAGDOWN_HOST", "str", "0.0.0.0", "Listen address", "serve only: the address to listen on."),
+    Setting("client_url", "RAGDOWN_URL", "str", None, "Server URL (client)",
+            "The CLI client (ragdown ls, cat, write…): the server to use instead of the one ragdown login saved."),
+    Setting("client_api_key", "RAGDOWN_API_KEY", "str", None, "API key (client)",
+            "The CLI client: the key to send instead of the one ragdown login saved."),
     Setting("log_level", "RAGDOWN_LOG_LEVEL", "choice", "info", "Log level", "debug, info, warning or error.",
             choices=("debug", "info", "warning", "error")),
 )  # fmt: skip
@@ -272,10 +346,45 @@ def validate_notes_dir(value: str) -> str:
         raise ConfigError(str(err)) from None
 
 
+@dataclass(frozen=True)
+class ClientEnv:
+    """What the CLI client (`ragdown/client/`) takes from the environment."""
+
+    url: str | None  # RAGDOWN_URL
+    api_key: str | None  # RAGDOWN_API_KEY
+    config_file: Path  # $XDG_CONFIG_HOME/ragdown/client.json, else ~/.config/ragdown/client.json
+
+
+def client_env(env: Mapping[str, str] | None = None) -> ClientEnv:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME")
+    base = Path(xdg).expanduser() if xdg else Path(env.get("HOME", str(Path.home()))) / ".config"
+    return ClientEnv(
+        url=BY_KEY["client_url"].read(env),
+        api_key=BY_KEY["client_api_key"].read(env),
+        config_file=base / "ragdown" / "client.json",
+    )
+
+
 def _cache_root(env: Mapping[str, str]) -> Path:
     xdg = env.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path(env.get("HOME", str(Path.home()))) / ".cache"
     return base / "ragdown"
+
+
+# Read by `Settings.from_env` besides the variables of `SETTINGS`; the secrets are never sent on.
+_ENV_ALSO = ("XDG_CACHE_HOME", "HOME")
+_ENV_SECRETS = frozenset(
+    {"RAGDOWN_TOKEN", "RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_DATABASE_URL", "RAGDOWN_API_KEY"}
+)
+
+
+def settings_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables `Settings.from_env` reads, those that are set, less the secrets: what `ragdown search`
+    sends a running primary so it answers with the CLI's own settings (`commands.py`)."""
+    env = os.environ if env is None else env
+    names = {s.variable for s in SETTINGS if s.variable is not None} | set(_ENV_ALSO)
+    return {name: env[name] for name in sorted(names - _ENV_SECRETS) if name in env}
 
 
 @dataclass(frozen=True)
@@ -292,6 +401,8 @@ class HookDefaults:
 class Settings:
     docs_dir: Path | None = None
     data_dir_override: Path | None = None
+    database_url: str | None = None  # RAGDOWN_DATABASE_URL: the index in PostgreSQL (index/backend.py)
+    index_id: str | None = None
     models_dir: Path = field(default_factory=lambda: _cache_root(os.environ) / "models")
     cache_root: Path = field(default_factory=lambda: _cache_root(os.environ))
     embedder: str = DEFAULT_EMBEDDER
@@ -320,8 +431,12 @@ class Settings:
     keep_alive_timeout_ms: int = 75_000
     token: str | None = None
     secure_local_net: bool = False
+    rate_limit: int = 600
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    public_url: str | None = None
+    oauth_token_ttl: int = 3600
+    oauth_refresh_days: int = 30
     host: str = "0.0.0.0"
     log_level: str = "INFO"
 
@@ -333,6 +448,8 @@ class Settings:
         return cls(
             docs_dir=values["docs_dir"],
             data_dir_override=values["data_dir"],
+            database_url=values["database_url"],
+            index_id=values["index_id"],
             models_dir=values["models_dir"] or cache_root / "models",
             cache_root=cache_root,
             embedder=values["embedder"],
@@ -366,8 +483,12 @@ class Settings:
             keep_alive_timeout_ms=values["keep_alive_timeout_ms"],
             token=values["token"],
             secure_local_net=values["secure_local_net"],
+            rate_limit=values["rate_limit"],
             allowed_hosts=values["allowed_hosts"],
             allowed_origins=tuple(o.rstrip("/") for o in values["allowed_origins"]),
+            public_url=values["public_url"],
+            oauth_token_ttl=values["oauth_token_ttl"],
+            oauth_refresh_days=values["oauth_refresh_days"],
             host=values["host"],
             log_level=str(values["log_level"]).upper(),
         )

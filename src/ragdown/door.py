@@ -1,13 +1,15 @@
 """The write door: every change to a document, from every face (tools, `/api`, the web UI), goes through here.
 
 A caller has already sandboxed the path (`sandbox.resolve_in`) and computes the new text with the pure
-helpers of `documents/`. The door then, under the file's lock (`atomic.path_lock`, also cross-process):
+helpers of `documents/`. The door then, under the file's lock (`atomic.path_lock`, also cross-process; with
+PostgreSQL also the index's advisory lock for the document, across machines: `document_lock`):
 
 1. reads the file as it is now (never through a symlink: one swapped in since the sandbox check is refused),
 2. checks `base_hash` against it (a `conflict`, code `changed`, when the file changed or went away since it was read),
 3. lets the caller compute the new bytes from the old ones,
 4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, so nothing is written that
-   search would never find,
+   search would never find, and a write past the folder's quota (`quota.py`: `max_file_bytes`,
+   `max_files`, `max_bytes` of the journal's folder; the folder's writers take turns while one is set),
 5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile),
 6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
 
@@ -16,15 +18,17 @@ The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import stat
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdown import atomic
+from ragdown import atomic, quota
 from ragdown.atomic import SHORT_HASH, path_lock, sha256_hex
 from ragdown.errors import bad_request, conflict, not_found, too_large
 from ragdown.history.journal import Journal
@@ -32,6 +36,44 @@ from ragdown.index.walk import tree_files
 from ragdown.paths import MAX_DOCUMENT_BYTES, is_markdown
 
 Change = Callable[[bytes | None], bytes]
+# A lock per document shared by every process of an index (`index.backend.Backend.document_lock`): with
+# PostgreSQL, replicas on other machines write the same files, and the file lock alone is local.
+DocumentLock = Callable[[Path], contextlib.AbstractContextManager[None]]
+
+_shared_locks: dict[Path, list[DocumentLock]] = {}
+_shared_guard = threading.Lock()
+
+
+def share_document_lock(root: Path, lock: DocumentLock) -> Callable[[], None]:
+    """Take `lock` too, after the file's own, around each read-check-write of a document under `root`.
+    Returns the call that stops it (an engine's `close`)."""
+    with _shared_guard:
+        _shared_locks.setdefault(root, []).append(lock)
+
+    def stop() -> None:
+        with _shared_guard:
+            held = _shared_locks.get(root, [])
+            if lock in held:
+                held.remove(lock)
+            if not held:
+                _shared_locks.pop(root, None)
+
+    return stop
+
+
+@contextlib.contextmanager
+def document_lock(path: Path) -> Iterator[None]:
+    """The file's lock (`atomic.path_lock`), then the lock an index shares across processes, if any."""
+    with path_lock(path):
+        with _shared_guard:
+            shared = next(
+                (held[-1] for root, held in _shared_locks.items() if held and path.is_relative_to(root)), None
+            )
+        if shared is None:
+            yield
+        else:
+            with shared(path):
+                yield
 
 
 @dataclass(frozen=True)
@@ -127,11 +169,13 @@ def save(
     event: str | None = None,
 ) -> Written:
     """Read, check `base_hash`, compute, size-check, write and record one document, all under its lock."""
-    with path_lock(path):
+    limits = quota.limits_of(journal.folder if journal is not None else None)
+    with quota.held(limits), document_lock(path):
         old = read_current(path, display)
         check_base(base_hash, old, display)
         data = change(old)
         check_size(data, display)
+        quota.check(limits, old, data, display)
         if old is None:
             atomic.write_new(path, data)
         else:
@@ -148,7 +192,10 @@ def save(
 def create(path: Path, data: bytes, display: str, *, journal: Journal | None = None) -> Written:
     """A new document; 409 when anything is already there. Never half-written."""
     check_size(data, display)
-    atomic.write_new(path, data)
+    limits = quota.limits_of(journal.folder if journal is not None else None)
+    with quota.held(limits):
+        quota.check(limits, None, data, display)
+        atomic.write_new(path, data)
     if journal is not None:
         journal.saved(path, None, data)
         journal.finished(path)
@@ -160,7 +207,7 @@ def delete(
 ) -> bytes:
     """Delete one document (with `base_hash`, only if unchanged since it was read), into the history's
     trash; its last bytes."""
-    with path_lock(path):
+    with document_lock(path):
         old = read_current(path, display)
         if old is None:
             raise not_found(f"no such document: {display}")
@@ -192,7 +239,7 @@ def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = No
             raise conflict(f"{dst_display} already exists")
         os.rename(src, dst)
     else:
-        with path_lock(src):
+        with document_lock(src):
             try:
                 os.link(src, dst)
             except FileExistsError:

@@ -16,6 +16,9 @@ Kind = Literal[
     "conflict",  # the state on disk disagrees (exists already, changed since read)
     "too_large",  # past a size limit
     "unavailable",  # the index is not open yet or cannot be used
+    "over_quota",  # a folder's quota (max_files, max_bytes) would be passed
+    "rate_limited",  # too many requests from this caller (details: retry_after, in seconds)
+    "internal",  # a bug: ragdown itself failed (the log has the traceback); nothing the caller can fix
 ]
 
 
@@ -55,6 +58,23 @@ def too_large(message: str, code: str | None = None) -> Refusal:
 
 def unavailable(message: str) -> Refusal:
     return Refusal("unavailable", message)
+
+
+def over_quota(message: str, details: dict[str, Any] | None = None) -> Refusal:
+    return Refusal("over_quota", message, "over_quota", details)
+
+
+def rate_limited(retry_after: int) -> Refusal:
+    return Refusal(
+        "rate_limited",
+        f"RATE_LIMIT_EXCEEDED: too many requests; retry after {retry_after} s",
+        "RATE_LIMIT_EXCEEDED",
+        {"retry_after": retry_after},
+    )
+
+
+def internal(message: str) -> Refusal:
+    return Refusal("internal", message, "internal")
 
 
 def printable(text: str) -> str:

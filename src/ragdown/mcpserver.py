@@ -1,8 +1,8 @@
 """An MCP server for one scope, built from the tool definitions; and the `stdio` entry point.
 
 Every failure is a tool result with `isError: true` and a message saying what to do next, never a
-transport error. A hidden tool (read-only mode, `RAGDOWN_DISABLED_TOOLS`) is refused exactly as an unknown
-one is. The handshake never waits for the model: tool calls do.
+transport error. A hidden tool (read-only mode, a read key's endpoint, `RAGDOWN_DISABLED_TOOLS`) is refused
+exactly as an unknown one is. The handshake never waits for the model: tool calls do.
 
 Documents are resources too: `resources/list` pages the scope's documents as `ragdown://<path>` (the path
 as the endpoint shows it, percent-encoded per segment; at the root endpoint `<folder>/<path>`), the
@@ -36,6 +36,7 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 
 from ragdown import __version__, toolsets
+from ragdown.access import Access
 from ragdown.config import ConfigError, Settings
 from ragdown.documents import decode_text
 from ragdown.engine import Engine, NotReady
@@ -166,12 +167,14 @@ def build_server(
     instructions: str | None = None,
     extras: Extras | None = None,
     feed: DocumentFeed | None = None,
+    access: Access | None = None,
 ) -> RagdownServer:
     """The MCP server of one scope: its tools, its documents as resources, the tool set's resources,
     templates and prompts (`extras`, a `toolsets.Selection`), and `ragdown_onboard`. With a `feed` (a
-    connection that lasts, stdio) subscriptions are served; without one they are refused as stateless."""
+    connection that lasts, stdio) subscriptions are served; without one they are refused as stateless.
+    `access` (the HTTP caller's) leaves out the tools it may not call (`tools.visible_tools`)."""
     offered = extras if extras is not None else _NoExtras()
-    visible = {t.name: t for t in visible_tools(runtime.settings, tools)}
+    visible = {t.name: t for t in visible_tools(runtime.settings, tools, access)}
     listing = [
         types.Tool(
             name=t.name,

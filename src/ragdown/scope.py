@@ -21,6 +21,9 @@ class Scope:
     folder: str  # '' in stdio mode, else the folder name
     sub: str = ""  # a subfolder of the folder, '' for its root
     folders: tuple[str, ...] | None = None  # the root endpoint: every folder with MCP on, none chosen
+    # The root endpoint's caller may see only these folders (a scoped key's, `access.Access.folders`);
+    # None: every folder. `tools.root.mcp_folders` applies it, so each root tool sees only them.
+    allowed: frozenset[str] | None = None
 
     @property
     def is_root(self) -> bool:

@@ -206,4 +206,4 @@ def new_journal(
     """A journal for one caller's writes in one folder, with its index.md upkeep when `"index_md": true`."""
     wanted = read_settings_file(folder_root).get("index_md") is True
     after = functools.partial(upkeep, folder_root, folders=folder_root != root) if wanted else None
-    return Journal(store, root, who, session, after=after)
+    return Journal(store, root, who, session, after=after, folder=folder_root)

@@ -1,7 +1,9 @@
 """The `/api` routes behind the web UI (behaviour spec A12).
 
-Every `path` here includes its folder (`work/notes/a.md`). Writes go through the write door (`door.py`)
-as the tools' do, and answer after the index has synced. Every read checks, at the moment it reads, that
+Every `path` here includes its folder (`work/notes/a.md`). Each route sees only the folders its caller's
+key sees (`access.access_of(request.scope)`, set by `app.py`, which also checks the route's role): every
+other folder answers exactly as a missing one does, and lists leave it out. Writes go through the write
+door (`door.py`) as the tools' do, and answer after the index has synced. Every read checks, at the moment it reads, that
 the path is a plain file inside its folder (`sandbox.read_plain`). Errors are `{error, code?}` with the
 status `http/errors.py` gives the refusal's kind; anything else is a 500.
 """
@@ -21,7 +23,8 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown import __version__, config, door, toolsets
+from ragdown import __version__, config, door, quota, toolsets
+from ragdown.access import SCOPE_KEY, Access, access_of
 from ragdown.atomic import sha256_hex
 from ragdown.config import HOOK_KEYS
 from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
@@ -42,6 +45,7 @@ from ragdown.index.embedders import EmbedderError
 from ragdown.index.ignore import refuse_ignored
 from ragdown.index.store import FileFilter
 from ragdown.index.walk import loose_markdown
+from ragdown.keys import KeyStore
 from ragdown.linking import folder_resolver
 from ragdown.paths import is_markdown, split_safe
 from ragdown.render import render_document
@@ -95,6 +99,7 @@ def _param(request: Request, name: str) -> str:
 class Api:
     runtime: Runtime
     auth_required: bool
+    keys: KeyStore | None = None
 
     @property
     def engine(self) -> Engine:
@@ -115,17 +120,25 @@ class Api:
     async def synced(self) -> dict[str, Any]:
         return await self.engine.sync_async()
 
-    def folder_scope(self, name: str) -> Scope:
-        if name not in list_folders(self.root):
+    def folders(self, request: Request) -> list[str]:
+        """The folders on disk that this request's caller sees (a key's own, or every one)."""
+        return access_of(request.scope).visible(list_folders(self.root))
+
+    def sees(self, request: Request, folder: str) -> bool:
+        """Whether `folder` exists for this request's caller."""
+        return access_of(request.scope).sees(folder) and folder in list_folders(self.root)
+
+    def folder_scope(self, request: Request, name: str) -> Scope:
+        if not self.sees(request, name):
             raise not_found(f"no such folder: {name}")
         return Scope(root=self.root, folder=name)
 
-    def locate(self, path: str, *, markdown: bool = True) -> tuple[Scope, str, Path]:
+    def locate(self, request: Request, path: str, *, markdown: bool = True) -> tuple[Scope, str, Path]:
         """A folder-prefixed path as (folder scope, path inside the folder, absolute path); 400 otherwise."""
         parts = split_safe(path)
         if len(parts) < 2:
             raise bad_request(f"{path!r} is not inside a folder: paths start with the folder name")
-        if parts[0] not in list_folders(self.root):
+        if not self.sees(request, parts[0]):
             raise bad_request(f"{path!r} is not inside an existing folder")
         scope = Scope(root=self.root, folder=parts[0])
         rel = "/".join(parts[1:])
@@ -157,7 +170,16 @@ class Api:
         for key in ("include", "exclude", "index_md"):
             if key in fs.raw:
                 out[key] = fs.raw[key]
+        limits = quota.parse_quota(fs.raw)
+        if limits.set:
+            out.update(limits.as_dict())
+            out["quota"] = quota.usage_of(self.root / name).report(limits)
         return out
+
+    def quota_fields(self, folder: str) -> dict[str, Any]:
+        """What a write answer adds when the folder has a quota: `{"quota": {files, bytes, max_*, text}}`."""
+        found = quota.report(self.root / folder)
+        return {"quota": found} if found else {}
 
     def store_counts(self) -> dict[str, tuple[int, int]]:
         try:
@@ -188,7 +210,19 @@ class Api:
 # -- status and settings --------------------------------------------------------------------------
 
 
-async def status(api: Api, _: Request) -> Response:
+def access_json(access: Access | None) -> dict[str, Any] | None:
+    """Who the caller is, as `/api/status` says it (None: no credential this server knows)."""
+    if access is None:
+        return None
+    return {
+        "who": access.who,
+        "role": access.role,
+        "folders": sorted(access.folders) if access.folders is not None else None,
+        "admin": access.is_admin,
+    }
+
+
+async def status(api: Api, request: Request) -> Response:
     engine = api.engine
     ready = engine.wait_ready(0)
     files = chunks = 0
@@ -202,6 +236,7 @@ async def status(api: Api, _: Request) -> Response:
         "version": __version__,
         "ready": ready and engine.error is None,
         "auth_required": api.auth_required,
+        "access": access_json(request.scope.get(SCOPE_KEY)),
         "read_only": api.read_only,
         "history": engine.history is not None,
         "role": engine.role,
@@ -268,12 +303,13 @@ async def clear_query_log(api: Api, _: Request) -> Response:
 # -- folders --------------------------------------------------------------------------------------
 
 
-async def get_folders(api: Api, _: Request) -> Response:
+async def get_folders(api: Api, request: Request) -> Response:
     counts = api.store_counts()
     return ok(
         {
-            "folders": [api.folder_json(name, counts) for name in list_folders(api.root)],
-            "loose_files": api.loose_files(),
+            "folders": [api.folder_json(name, counts) for name in api.folders(request)],
+            # Files outside every folder are the admin's business alone.
+            "loose_files": api.loose_files() if access_of(request.scope).is_admin else [],
         }
     )
 
@@ -300,7 +336,8 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad_request(
-            "send a JSON object: {title?, mcp?, hook?, toolset?, include?, exclude?, index_md?, name?}"
+            "send a JSON object: {title?, mcp?, hook?, toolset?, include?, exclude?, index_md?, "
+            "max_files?, max_bytes?, max_file_bytes?, name?}"
         )
     directory = api.root / name
     data = read_settings_file(directory)
@@ -328,6 +365,13 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
                 raise bad_request(f"{key} must be a list of gitignore-style patterns (text), or null")
             else:
                 data[key] = [p.strip() for p in patterns]
+    for key in quota.QUOTA_KEYS:
+        if key in body:
+            value = quota.quota_value(key, body[key])
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
     if "index_md" in body:
         if body["index_md"] is None:
             data.pop("index_md", None)
@@ -427,10 +471,10 @@ async def get_docs(api: Api, request: Request) -> Response:
     folder = request.query_params.get("folder")
     store = api.engine.require_store()
     if folder:
-        api.folder_scope(folder)
+        api.folder_scope(request, folder)
         flt = FileFilter(folders=(folder,), hide_superseded=False)
     else:
-        flt = FileFilter(folders=tuple(list_folders(api.root)), hide_superseded=False)
+        flt = FileFilter(folders=tuple(api.folders(request)), hide_superseded=False)
     files = await asyncio.to_thread(store.list_files, flt)
     superseded = store.superseded_by()
     return ok({"docs": [_doc_json(d, superseded) for d in files]})
@@ -452,7 +496,7 @@ async def get_doc(api: Api, request: Request) -> Response:
     path = _param(request, "path")
     store = api.engine.require_store()
     record = store.get_file(path)
-    if record is None:
+    if record is None or not api.sees(request, record.folder):
         raise not_found(f"no such document: {path}")
     scope = Scope(root=api.root, folder=record.folder)
     data = await asyncio.to_thread(read_plain, api.root, path)
@@ -488,12 +532,12 @@ async def render_preview(api: Api, request: Request) -> Response:
         or not isinstance(body.get("path"), str)
     ):
         raise bad_request("send {path, text}")
-    scope, _, _ = api.locate(body["path"])
+    scope, _, _ = api.locate(request, body["path"])
     html = await asyncio.to_thread(_render, api, scope, body["path"], body["text"])
     return ok({"html": html})
 
 
-def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
+def _save_doc(api: Api, request: Request, body: dict[str, Any]) -> tuple[str, door.Written]:
     path = body.get("path")
     text = body.get("text")
     if not isinstance(path, str) or not path:
@@ -504,7 +548,7 @@ def _save_doc(api: Api, body: dict[str, Any]) -> tuple[str, door.Written]:
     base_hash = body.get("base_hash")
     if not isinstance(overwrite, bool) or (base_hash is not None and not isinstance(base_hash, str)):
         raise bad_request("overwrite must be true or false, base_hash text")
-    scope, rel, _ = api.locate(path)
+    scope, rel, _ = api.locate(request, path)
     target = resolve_in(scope.dir, rel, markdown=True, create_dirs=True)
     canonical = f"{scope.folder}/{rel}"
     refuse_ignored(api.root, target, canonical, folders=True)
@@ -525,12 +569,20 @@ async def post_doc(api: Api, request: Request) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
-    path, written = await asyncio.to_thread(_save_doc, api, body)
+    path, written = await asyncio.to_thread(_save_doc, api, request, body)
     sync = await api.synced()
     ctx = api.ctx(Scope(root=api.root, folder=path.split("/", 1)[0]))
     warnings = await asyncio.to_thread(lint_warnings, ctx, written.path, written.data)
+    folder = path.split("/", 1)[0]
     return ok(
-        {"path": path, "created": written.created, "hash": written.hash, "sync": sync, "warnings": warnings},
+        {
+            "path": path,
+            "created": written.created,
+            "hash": written.hash,
+            "sync": sync,
+            "warnings": warnings,
+            **api.quota_fields(folder),
+        },
         201 if written.created else 200,
     )
 
@@ -538,10 +590,10 @@ async def post_doc(api: Api, request: Request) -> Response:
 async def delete_doc(api: Api, request: Request) -> Response:
     api.refuse_read_only("Deleting a document")
     path = _param(request, "path")
-    scope, _, target = api.locate(path)
+    scope, _, target = api.locate(request, path)
     await asyncio.to_thread(functools.partial(door.delete, journal=api.journal(scope.folder)), target, path)
     sync = await api.synced()
-    return ok({"path": path, "sync": sync})
+    return ok({"path": path, "sync": sync, **api.quota_fields(scope.folder)})
 
 
 async def search(api: Api, request: Request) -> Response:
@@ -552,9 +604,9 @@ async def search(api: Api, request: Request) -> Response:
     if not raw_top.isdigit() or not low <= int(raw_top) <= high:
         raise bad_request(f"top_k must be a whole number from {low} to {high}")
     tag = request.query_params.get("tag")
-    folders = (folder,) if folder else tuple(list_folders(api.root))
+    folders = (folder,) if folder else tuple(api.folders(request))
     if folder:
-        api.folder_scope(folder)
+        api.folder_scope(request, folder)
     flt = FileFilter(folders=folders, tag=normalise_tag(tag) if tag else None)
     rt = api.runtime
     opts = rt.search_options(int(raw_top))
@@ -567,7 +619,7 @@ async def resolve(api: Api, request: Request) -> Response:
     source = _param(request, "from")
     link = _param(request, "link")
     parts = source.split("/", 1)
-    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+    if len(parts) < 2 or not api.sees(request, parts[0]):
         raise not_found(f"no such document: {source}")
     scope = Scope(root=api.root, folder=parts[0])
     resolver = await asyncio.to_thread(_resolver_of, api, scope)
@@ -594,20 +646,26 @@ async def move(api: Api, request: Request) -> Response:
         raise bad_request("a move stays inside its folder")
     if len(src_parts) < 2 or len(dst_parts) < 2:
         raise bad_request("name a document or subfolder inside the folder")
-    scope = api.folder_scope(src_parts[0])
+    scope = api.folder_scope(request, src_parts[0])
     args = MoveArgs.model_validate({"from": "/".join(src_parts[1:]), "to": "/".join(dst_parts[1:])})
     src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB)
     sync = await api.synced()
     prefix = scope.folder + "/"
     return ok(
-        {"from": prefix + src, "to": prefix + dst, "updated": [prefix + u for u in updated], "sync": sync}
+        {
+            "from": prefix + src,
+            "to": prefix + dst,
+            "updated": [prefix + u for u in updated],
+            "sync": sync,
+            **api.quota_fields(scope.folder),
+        }
     )
 
 
 async def backlinks(api: Api, request: Request) -> Response:
     path = _param(request, "path")
     parts = path.split("/", 1)
-    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+    if len(parts) < 2 or not api.sees(request, parts[0]):
         raise not_found(f"no such document: {path}")
     scope = Scope(root=api.root, folder=parts[0])
     result = await asyncio.to_thread(backlinks_of, api.ctx(scope), parts[1])
@@ -617,10 +675,10 @@ async def backlinks(api: Api, request: Request) -> Response:
     return ok({"path": path, "backlinks": result["backlinks"]})
 
 
-def _history_scope(api: Api, path: str) -> tuple[ToolContext, str]:
+def _history_scope(api: Api, request: Request, path: str) -> tuple[ToolContext, str]:
     """A folder-prefixed path of a document that may be deleted: its folder's context and the rest."""
     parts = split_safe(path)
-    if len(parts) < 2 or parts[0] not in list_folders(api.root):
+    if len(parts) < 2 or not api.sees(request, parts[0]):
         raise not_found(f"no such document: {path}")
     return api.ctx(Scope(root=api.root, folder=parts[0])), "/".join(parts[1:])
 
@@ -639,7 +697,7 @@ def _int_param(request: Request, name: str, *, required: bool = True) -> int | N
 async def history(api: Api, request: Request) -> Response:
     """A document's versions, newest first (live or in the trash)."""
     path = _param(request, "path")
-    ctx, rel = _history_scope(api, path)
+    ctx, rel = _history_scope(api, request, path)
     f = await asyncio.to_thread(followed, ctx, rel)
     return ok({"path": path, "deleted": f.deleted, "versions": [version_json(v) for v in f.versions]})
 
@@ -649,7 +707,7 @@ async def version(api: Api, request: Request) -> Response:
     path = _param(request, "path")
     number = _int_param(request, "version")
     assert number is not None
-    ctx, rel = _history_scope(api, path)
+    ctx, rel = _history_scope(api, request, path)
 
     def read() -> dict[str, Any]:
         f = followed(ctx, rel)
@@ -669,7 +727,7 @@ async def diff(api: Api, request: Request) -> Response:
     raw_context = request.query_params.get("context_lines", "3")
     if not raw_context.isdigit() or int(raw_context) > 20:
         raise bad_request("context_lines must be a whole number from 0 to 20")
-    ctx, rel = _history_scope(api, path)
+    ctx, rel = _history_scope(api, request, path)
     text = await asyncio.to_thread(diff_text, ctx, rel, first, second, int(raw_context))
     return ok({"path": path, "from": first, "to": second, "diff": text})
 
@@ -686,7 +744,7 @@ async def restore_version(api: Api, request: Request) -> Response:
         raise bad_request("version must be a whole number from 1")
     if base_hash is not None and not isinstance(base_hash, str):
         raise bad_request("base_hash must be text")
-    ctx, rel = _history_scope(api, body["path"])
+    ctx, rel = _history_scope(api, request, body["path"])
     restored = await asyncio.to_thread(restore, ctx, rel, number, base_hash, WEB)
     sync = await api.synced()
     return ok(
@@ -696,6 +754,7 @@ async def restore_version(api: Api, request: Request) -> Response:
             "new_version": restored.new_version,
             "hash": restored.written.hash,
             "sync": sync,
+            **api.quota_fields(ctx.scope.folder),
         }
     )
 
@@ -704,11 +763,11 @@ async def trash(api: Api, request: Request) -> Response:
     """The deleted documents of one folder, or of all, most recently deleted first."""
     folder = request.query_params.get("folder")
     if folder:
-        api.folder_scope(folder)
+        api.folder_scope(request, folder)
     store = api.engine.history
     if store is None:
         return ok({"enabled": False, "trash": []})
-    folders = set(list_folders(api.root))
+    folders = set(api.folders(request))
     entries = await asyncio.to_thread(store.trash, folder or "")
     return ok(
         {
@@ -726,7 +785,7 @@ async def outline(api: Api, request: Request) -> Response:
     """One indexed document's section tree, whole: the web UI's outline beside the document."""
     path = _param(request, "path")
     store = api.engine.require_store()
-    tree = await asyncio.to_thread(store.tree_of, path)
+    tree = await asyncio.to_thread(store.tree_of, path) if api.sees(request, path.split("/", 1)[0]) else None
     if tree is None:
         raise not_found(f"no such document: {path}")
     return ok({"path": path, "tree": tree.as_json()})
@@ -735,7 +794,7 @@ async def outline(api: Api, request: Request) -> Response:
 async def get_file(api: Api, request: Request) -> Response:
     path = _param(request, "path")
     try:
-        scope, rel, target = api.locate(path, markdown=False)
+        scope, rel, target = api.locate(request, path, markdown=False)
     except Refusal as err:
         raise not_found(err.message) from None
     data = await asyncio.to_thread(read_plain, scope.dir, rel)

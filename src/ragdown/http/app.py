@@ -2,29 +2,51 @@
 
 Dispatch is explicit rather than a router so the status codes are exactly the spec's: an unknown `/api`
 path is a 404 before auth, a known one with the wrong method a 405, a missing or wrong token a 401.
+
+Before any route runs, the request's credential is resolved once (`security.Guard.resolve`) to an
+`access.Access`, put in the ASGI scope (`access.access_of` reads it back), and charged to its caller's
+rate limit (`ratelimit.py`: per key, per client address without one; the web UI's files are free). Who
+may call which `/api` route is one table, `NEEDS`; which folders a caller sees is the routes' own
+business (`api.py`: a folder a key does not see answers as a missing one), and so is it for `/mcp`: a
+folder endpoint the key does not see is a 404, the root endpoint lists and searches only its folders,
+and a read key is offered no write tool (`tools.visible_tools`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ragdown import toolsets
+from ragdown.access import ADMIN, SCOPE_KEY, Access, access_of
 from ragdown.engine import NotReady
-from ragdown.errors import Refusal, bad_request, not_found, printable
+from ragdown.errors import (
+    Refusal,
+    bad_request,
+    forbidden,
+    internal,
+    not_found,
+    printable,
+    rate_limited,
+    unavailable,
+)
 from ragdown.folders import folder_settings, list_folders
 from ragdown.http import api as routes
-from ragdown.http.errors import error, refused
-from ragdown.http.security import Guard
+from ragdown.http import keyroutes, openapi, rest
+from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED, error, refused, rpc_refused
+from ragdown.http.oauth import OAuth
+from ragdown.http.ratelimit import RateLimiter
+from ragdown.http.security import Guard, bearer
 from ragdown.index.store import StoreError
 from ragdown.mcpserver import build_server
 from ragdown.paths import is_text
@@ -37,6 +59,7 @@ log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 NOT_FOUND_MCP = {"error": "Not found"}
+RPC_ID_BYTES = 65_536  # of a rate-limited MCP request's body read to answer with its id
 
 Route = Callable[[routes.Api, Request], Awaitable[Response]]
 FolderRoute = Callable[[routes.Api, Request, str], Awaitable[Response]]
@@ -61,9 +84,65 @@ API: dict[str, dict[str, Route]] = {
     "/api/restore": {"POST": routes.restore_version},
     "/api/trash": {"GET": routes.trash},
     "/api/file": {"GET": routes.get_file},
+    "/api/keys": {"GET": keyroutes.list_keys, "POST": keyroutes.create_key},
+    "/api/openapi.json": {"GET": openapi.openapi_json},
 }
 FOLDER_API: dict[str, FolderRoute] = {"PATCH": routes.patch_folder, "DELETE": routes.delete_folder}
-OPEN_ROUTES = frozenset({"/api/status"})
+# Routes with one path segment after the prefix (`/api/keys/<id>`): the segment is the route's argument.
+ITEM_API: dict[str, dict[str, FolderRoute]] = {
+    "/api/folders/": FOLDER_API,
+    "/api/keys/": {"DELETE": keyroutes.delete_key},
+}
+
+# Who may call each route, in one table (tests/http/test_access_walk.py walks every entry with every kind
+# of key, and fails on a route without one):
+#   open   anyone, no credential needed
+#   read   any key or the admin; the route shows only the folders its caller sees
+#   write  a write key or the admin (a read key: 403), in the folders it sees
+#   admin  RAGDOWN_TOKEN only (or no token configured): server settings, folders, keys, the query log
+Need = Literal["open", "read", "write", "admin"]
+NEEDS: dict[str, dict[str, Need]] = {
+    "/api/status": {"GET": "open"},
+    "/api/settings": {"PATCH": "admin"},
+    "/api/query-log": {"GET": "admin", "DELETE": "admin"},
+    "/api/folders": {"GET": "read", "POST": "admin"},
+    "/api/loose": {"DELETE": "admin"},
+    "/api/docs": {"GET": "read"},
+    "/api/doc": {"GET": "read", "POST": "write", "DELETE": "write"},
+    "/api/render": {"POST": "read"},
+    "/api/search": {"GET": "read"},
+    "/api/resolve": {"GET": "read"},
+    "/api/move": {"POST": "write"},
+    "/api/backlinks": {"GET": "read"},
+    "/api/outline": {"GET": "read"},
+    "/api/history": {"GET": "read"},
+    "/api/version": {"GET": "read"},
+    "/api/diff": {"GET": "read"},
+    "/api/restore": {"POST": "write"},
+    "/api/trash": {"GET": "read"},
+    "/api/file": {"GET": "read"},
+    "/api/keys": {"GET": "admin", "POST": "admin"},
+    "/api/folders/": {"PATCH": "admin", "DELETE": "admin"},
+    "/api/keys/": {"DELETE": "admin"},
+    "/api/openapi.json": {"GET": "open"},
+    **rest.NEEDS,  # /api/v1: templated paths (`{folder}`, `{path}`, `{version}`), matched by `rest.route_of`
+}
+MCP_NEED: Need = "read"  # every MCP endpoint: which folders and tools, the endpoint decides by the access
+
+
+def permits(access: Access, need: Need) -> bool:
+    """Whether `access` may call a route that needs `need` (folders aside)."""
+    if need in ("open", "read"):
+        return True
+    if need == "write":
+        return access.can_write
+    return access.is_admin
+
+
+def need_of(route: str, method: str) -> Need:
+    """A route's need from `NEEDS` (HEAD as GET); one missing from the table is the admin's alone."""
+    needs = NEEDS.get(route, {})
+    return needs.get(method) or (needs.get("GET") if method == "HEAD" else None) or "admin"
 
 
 class RagdownApp:
@@ -72,8 +151,11 @@ class RagdownApp:
     def __init__(self, runtime: Runtime, guard: Guard, keep_alive_s: float) -> None:
         self.runtime = runtime
         self.guard = guard
-        self.api = routes.Api(runtime=runtime, auth_required=guard.auth_required)
+        self.keys = guard.keys  # the docs dir's KeyStore (None: keys are not served)
+        self.api = routes.Api(runtime=runtime, auth_required=guard.auth_required, keys=guard.keys)
         self.keep_alive_s = keep_alive_s
+        self.limiter = RateLimiter(runtime.settings.rate_limit)
+        self.oauth = self._oauth(runtime, guard)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _: Any) -> AsyncIterator[None]:
@@ -96,7 +178,21 @@ class RagdownApp:
             await response(scope, receive, send)
             return
         path: str = scope["path"]
-        if path == "/mcp" or path.startswith("/mcp/"):
+        access = self.guard.resolve(request.headers.get("authorization"))
+        if access is not None:
+            scope[SCOPE_KEY] = access
+        is_mcp = path == "/mcp" or path.startswith("/mcp/")
+        if not self._is_static(request):
+            wait = self.limiter.take(self._caller(request, access))
+            if wait is not None:
+                limited = rate_limited(wait)
+                reply = rpc_refused(limited, await _rpc_id(request)) if is_mcp else refused(limited)
+                await reply(scope, receive, send)
+                return
+        if self.oauth is not None and self.oauth.handles(path):  # open routes: OAuth is how to get a key
+            await self.oauth(scope, receive, send)
+            return
+        if is_mcp:
             await self._mcp(request, scope, receive, send)
             return
         if path.startswith("/api/") or path == "/api":
@@ -127,19 +223,64 @@ class RagdownApp:
 
     async def _checked(self, request: Request) -> Response | None:
         host = request.headers.get("host")
+        coded = rest.is_v1(request.url.path)
         if not self.guard.host_allowed(host):
-            return JSONResponse(
-                {"error": f"Host {host!r} is not allowed: add it to RAGDOWN_ALLOWED_HOSTS"}, status_code=421
-            )
+            message = f"Host {host!r} is not allowed: add it to RAGDOWN_ALLOWED_HOSTS"
+            return error(MISDIRECTED, message, "misdirected" if coded else None)
         if not self.guard.origin_allowed(request.headers.get("origin"), host, request.url.scheme):
-            return JSONResponse(
-                {"error": "Cross-origin requests are not allowed: add the origin to RAGDOWN_ALLOWED_ORIGINS"},
-                status_code=403,
-            )
+            message = "Cross-origin requests are not allowed: add the origin to RAGDOWN_ALLOWED_ORIGINS"
+            return refused(forbidden(message), coded=coded)
         return None
 
     def _authorized(self, request: Request) -> bool:
-        return self.guard.authorized(request.headers.get("authorization"))
+        """Whether the dispatch resolved this request's credential to an access (else it is a 401)."""
+        return SCOPE_KEY in request.scope
+
+    def _unauthorized(self, request: Request) -> Response:
+        """The 401 of a request without a credential this server knows, saying where to get one (the MCP
+        authorization spec's `WWW-Authenticate`, with RFC 9728's `resource_metadata`); REST v1's has a code."""
+        code = "unauthorized" if rest.is_v1(request.url.path) else None
+        response = error(UNAUTHORIZED, "Unauthorized", code)
+        presented = bearer(request.headers.get("authorization")) is not None
+        if self.oauth is not None:
+            response.headers["WWW-Authenticate"] = self.oauth.challenge(request.scope, presented=presented)
+        else:
+            response.headers["WWW-Authenticate"] = 'Bearer error="invalid_token"' if presented else "Bearer"
+        return response
+
+    @staticmethod
+    def _oauth(runtime: Runtime, guard: Guard) -> OAuth | None:
+        """OAuth for hosted clients (`http/oauth.py`), where keys are served: its tokens are keys."""
+        if guard.keys is None:
+            return None
+        settings = runtime.settings
+
+        def is_admin(secret: str) -> bool:
+            return guard.resolve(f"Bearer {secret}") is ADMIN
+
+        return OAuth(
+            runtime.engine.root,
+            guard.keys,
+            is_admin=is_admin if guard.auth_required else None,
+            public_url=settings.public_url,
+            access_ttl_s=settings.oauth_token_ttl,
+            refresh_ttl_s=settings.oauth_refresh_days * 86_400,
+        )
+
+    def _caller(self, request: Request, access: Access | None) -> str:
+        """Whose rate limit a request spends: its key's, the admin's, else its client address's."""
+        if access is not None and access.key_id is not None:
+            return "key:" + access.key_id
+        if access is ADMIN:
+            return "admin"
+        return "addr:" + (request.client.host if request.client else "")
+
+    def _is_static(self, request: Request) -> bool:
+        """A file of the web UI (or its page at `/`): never rate limited, as a browser loads dozens."""
+        path = request.url.path
+        if request.method not in ("GET", "HEAD") or path.startswith(("/api", "/mcp", "/.well-known")):
+            return False
+        return path == "/" or self._static_file(path) is not None
 
     # -- /api --------------------------------------------------------------------------------------
 
@@ -147,18 +288,33 @@ class RagdownApp:
         path = request.url.path.rstrip("/") or "/"
         method = request.method
         folder: str | None = None
+        route = path
         handlers: dict[str, Any] | None = API.get(path)
-        if handlers is None and path.startswith("/api/folders/"):
-            raw = path[len("/api/folders/") :]
-            folder = raw if "/" not in raw else None
-            handlers = FOLDER_API if folder else None
         if handlers is None:
-            return error(404, f"no route {printable(path)}")
+            for prefix, items in ITEM_API.items():
+                if path.startswith(prefix):
+                    raw = path[len(prefix) :]
+                    folder = raw if raw and "/" not in raw else None
+                    handlers = items if folder else None
+                    route = prefix
+                    break
+        if handlers is None and path.startswith(rest.PREFIX + "/"):
+            found = rest.route_of(request)
+            if found is not None:
+                route, handlers = found
+        coded = rest.is_v1(path)  # REST v1's errors always carry a code; the web UI's keep the core's
+        if handlers is None:
+            return error(NO_ROUTE, f"no route {printable(path)}", "no_route" if coded else None)
         if method not in handlers and not (method == "HEAD" and "GET" in handlers):
-            return error(405, f"{method} is not allowed on {printable(path)}")
-        if path not in OPEN_ROUTES and not self._authorized(request):
-            return error(401, "Unauthorized")
-        handler = handlers.get(method) or handlers["GET"]
+            message = f"{method} is not allowed on {printable(path)}"
+            return error(NOT_ALLOWED, message, "method_not_allowed" if coded else None)
+        need = need_of(route, method)
+        if need != "open" and not self._authorized(request):
+            return self._unauthorized(request)
+        if need != "open" and not permits(access_of(request.scope), need):
+            who = "the admin token (RAGDOWN_TOKEN)" if need == "admin" else "a key with the write role"
+            return refused(forbidden(f"{method} {printable(path)} needs {who}"), coded=coded)
+        handler: Any = handlers.get(method) or handlers["GET"]
         try:
             if folder is not None:
                 name = unquote(folder, errors="strict")
@@ -167,25 +323,26 @@ class RagdownApp:
                 return await handler(self.api, request, name)  # type: ignore[no-any-return]
             return await handler(self.api, request)  # type: ignore[no-any-return]
         except Refusal as err:
-            return refused(err)
+            return refused(err, coded=coded)
         except UnicodeDecodeError:
-            return error(404, f"no such folder: {printable(unquote(folder or ''))}")
+            return refused(not_found(f"no such folder: {printable(unquote(folder or ''))}"), coded=coded)
         except (NotReady, StoreError) as err:
-            return error(503, f"the index is not available: {err}")
+            return refused(unavailable(f"the index is not available: {err}"), coded=coded)
         except Exception as err:
             log.exception("%s %s failed", method, printable(path))
-            return error(500, f"internal error: {err}")
+            return refused(internal(f"internal error: {err}"), coded=coded)
 
     # -- /mcp --------------------------------------------------------------------------------------
 
     async def _mcp(self, request: Request, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._authorized(request):
-            await error(401, "Unauthorized")(scope, receive, send)
+            await self._unauthorized(request)(scope, receive, send)
             return
-        found = self._mcp_scope(scope["path"])
+        access = access_of(scope)
+        found = self._mcp_scope(scope["path"], access)
         if found is None:
             body = NOT_FOUND_MCP if scope["path"] != "/mcp" else {"error": "Pick a folder: /mcp/<folder>"}
-            await JSONResponse(body, status_code=404)(scope, receive, send)
+            await error(NO_ROUTE, body["error"])(scope, receive, send)
             return
         doc_scope, name, title, folder_toolset = found
         try:
@@ -202,6 +359,7 @@ class RagdownApp:
             tools=selection.tools,
             instructions=selection.instructions(title),
             extras=selection,
+            access=access,
         )
         manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
         async with manager.run():
@@ -218,21 +376,22 @@ class RagdownApp:
             return toolsets.Selection((toolsets.DEFAULT_TOOLSET,), ROOT_TOOLS)
         return toolsets.select(asked or folder_toolset or self.runtime.settings.toolset)
 
-    def _mcp_scope(self, path: str) -> tuple[DocScope, str, str, str | None] | None:
-        """The scope an MCP path names, the server's name and title, and the folder's own tool set."""
+    def _mcp_scope(self, path: str, access: Access) -> tuple[DocScope, str, str, str | None] | None:
+        """The scope an MCP path names, the server's name and title, and the folder's own tool set; None
+        for a folder that is not there, or that this caller's key does not see (the same 404)."""
         root = self.runtime.engine.root
         parts = [p for p in path.split("/")[2:] if p != ""]
         if not parts:
             if not self.runtime.root_mcp:
                 return None
-            doc_scope = DocScope(root=root, folder="", folders=())
+            doc_scope = DocScope(root=root, folder="", folders=(), allowed=access.folders)
             return doc_scope, "ragdown", "every", None
         try:
             folder = unquote(parts[0], errors="strict")
             sub = "/".join(unquote(p, errors="strict") for p in parts[1:])
         except UnicodeDecodeError:
             return None
-        if folder not in list_folders(root):
+        if not access.sees(folder) or folder not in list_folders(root):
             return None
         settings = folder_settings(root / folder, folder)
         if not settings.mcp:
@@ -245,17 +404,35 @@ class RagdownApp:
 
     # -- the web UI --------------------------------------------------------------------------------
 
+    def _static_file(self, path: str) -> Path | None:
+        """The web UI's file a path names, or None."""
+        try:
+            rel = unquote(path, errors="strict").lstrip("/")
+        except UnicodeDecodeError:
+            return None
+        if not rel:
+            return None
+        candidate = (WEB_DIR / rel).resolve()
+        return candidate if WEB_DIR in candidate.parents and candidate.is_file() else None
+
     def _static(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
-            return error(404, "not found")
-        index = WEB_DIR / "index.html"
-        try:
-            rel = unquote(request.url.path, errors="strict").lstrip("/")
-        except UnicodeDecodeError:
-            rel = ""
-        candidate = (WEB_DIR / rel).resolve() if rel else index
-        if not rel or WEB_DIR not in candidate.parents or not candidate.is_file():
-            candidate = index
+            return error(NO_ROUTE, "not found")
+        candidate = self._static_file(request.url.path) or WEB_DIR / "index.html"
         if not candidate.is_file():
-            return error(404, "the web UI is not installed")
+            return error(NO_ROUTE, "the web UI is not installed")
         return FileResponse(candidate, headers={"cache-control": "no-cache"})
+
+
+async def _rpc_id(request: Request) -> Any:
+    """The JSON-RPC id of an MCP request refused before the server reads it (None when there is none)."""
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > RPC_ID_BYTES:
+            return None
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return body.get("id") if isinstance(body, dict) else None

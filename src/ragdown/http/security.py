@@ -1,12 +1,19 @@
-"""Who may call: the bearer token (compared in constant time) and the Host/Origin checks.
+"""Who may call: the bearer token resolved to an `Access` (in constant time), and the Host/Origin checks.
 
-- The token is compared through SHA-256 digests with `hmac.compare_digest`, so neither its length nor its
-  content leaks through timing.
+- `RAGDOWN_TOKEN` is the admin. It is compared through SHA-256 digests with `hmac.compare_digest`, so
+  neither its length nor its content leaks through timing.
+- Any other bearer value that looks like a key (`rdk_…`) is looked up in the docs dir's `KeyStore` (by
+  hash, then compared in constant time): a live key gives its scoped `Access`; an unknown, revoked or
+  expired one is refused (401), even on a server without a token, so a revoked key never falls back to
+  the open access below.
+- No token configured (`SECURE_LOCAL_NET=true`, a trusted network): a request without a key is `OPEN`
+  (every folder, as before keys existed); a request with a key is narrowed to that key.
 - DNS rebinding: a page on another site that points its own hostname at this server sends that hostname
-  as `Host`. Only loopback names, IP literals, this machine's name and `RAGDOWN_ALLOWED_HOSTS` are
-  accepted (set it to the public name when a proxy forwards one; `*` turns the check off).
+  as `Host`. Only loopback names, IP literals, this machine's name, the host of `RAGDOWN_PUBLIC_URL` and
+  `RAGDOWN_ALLOWED_HOSTS` are accepted (`*` turns the check off).
 - Cross-origin pages: a browser always sends `Origin` on such requests; it must be this server's own
-  origin (the bundled UI) or one of `RAGDOWN_ALLOWED_ORIGINS`. Clients that are not browsers send none.
+  origin (the bundled UI), `RAGDOWN_PUBLIC_URL`'s, or one of `RAGDOWN_ALLOWED_ORIGINS`. Clients that are
+  not browsers send none.
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ import hmac
 import ipaddress
 import socket
 from urllib.parse import urlsplit
+
+from ragdown.access import ADMIN, OPEN, Access
+from ragdown.keys import SECRET_PREFIX, KeyStore
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
@@ -32,6 +42,13 @@ def _split_host(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
+def bearer(header: str | None) -> str | None:
+    """The credential of an `Authorization: Bearer …` header, or None."""
+    if not header or header[:7].lower() != "bearer ":
+        return None
+    return header[7:].strip() or None
+
+
 def _is_ip(name: str) -> bool:
     try:
         ipaddress.ip_address(name)
@@ -42,22 +59,41 @@ def _is_ip(name: str) -> bool:
 
 class Guard:
     def __init__(
-        self, token: str | None, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...]
+        self,
+        token: str | None,
+        allowed_hosts: tuple[str, ...],
+        allowed_origins: tuple[str, ...],
+        keys: KeyStore | None = None,
+        public_url: str | None = None,
     ) -> None:
         self._digest = _digest(token) if token else None
         self.auth_required = token is not None
+        self.keys = keys
         self._any_host = "*" in allowed_hosts
         own = {socket.gethostname().lower(), socket.getfqdn().lower()}
-        self._hosts = LOOPBACK_NAMES | own | {_split_host(h) for h in allowed_hosts if h != "*"}
+        self._hosts = set(LOOPBACK_NAMES | own | {_split_host(h) for h in allowed_hosts if h != "*"})
         self._any_origin = "*" in allowed_origins
         self._origins = {o.lower() for o in allowed_origins if o != "*"}
+        if public_url:  # the server's public name (a hosted client, a browser through the proxy) is its own
+            public = urlsplit(public_url.lower().rstrip("/"))
+            if public.hostname:
+                self._hosts.add(public.hostname)
+            self._origins.add(f"{public.scheme}://{public.netloc}")
+
+    def resolve(self, header: str | None) -> Access | None:
+        """Who an `Authorization` header makes the caller: the admin, a key's access, `OPEN` (no token
+        configured, no key presented), or None: not authorized (a 401)."""
+        secret = bearer(header)
+        if secret is not None:
+            if self._digest is not None and hmac.compare_digest(_digest(secret), self._digest):
+                return ADMIN
+            if self.keys is not None and secret.startswith(SECRET_PREFIX):
+                record = self.keys.verify(secret)
+                return record.access() if record is not None else None
+        return OPEN if self._digest is None else None
 
     def authorized(self, header: str | None) -> bool:
-        if self._digest is None:
-            return True
-        if not header or not header.lower().startswith("bearer "):
-            return False
-        return hmac.compare_digest(_digest(header[7:].strip()), self._digest)
+        return self.resolve(header) is not None
 
     def host_allowed(self, host: str | None) -> bool:
         if self._any_host or not host:

@@ -11,6 +11,7 @@ from ragdown.engine import Engine
 from ragdown.http import serversettings
 from ragdown.http.app import RagdownApp
 from ragdown.http.security import Guard
+from ragdown.keys import KeyStore
 from ragdown.mcpserver import warn_about_min_score
 from ragdown.runtime import Runtime
 
@@ -35,6 +36,8 @@ def build_app(settings: Settings) -> RagdownApp:
         None if settings.secure_local_net else settings.token,
         settings.allowed_hosts,
         settings.allowed_origins,
+        keys=KeyStore(docs),
+        public_url=settings.public_url,
     )
     keep_alive_s = settings.keep_alive_timeout_ms / 1000
     return RagdownApp(runtime, guard, keep_alive_s)

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from ragdown import door
 from ragdown.documents import decode_text
-from ragdown.errors import bad_request, conflict, not_found
+from ragdown.errors import Refusal, bad_request, conflict, not_found
 from ragdown.index.ignore import refuse_ignored
 from ragdown.sandbox import read_plain, resolve_in
 from ragdown.times import iso_seconds
@@ -161,9 +161,14 @@ def restore(ctx: ToolContext, path: str, number: int, base_hash: str | None, who
             raise conflict(f"another document now lives at {shown}: move it away first, then restore")
         store.undelete(f.doc_id, f.docs_path)
     journal = ctx.journal(who)
-    written = door.save(
-        target, shown, door.becomes(data), base_hash=base_hash, journal=journal, event="restored"
-    )
+    try:
+        written = door.save(
+            target, shown, door.becomes(data), base_hash=base_hash, journal=journal, event="restored"
+        )
+    except Refusal:
+        if f.deleted:  # refused (a quota, say): the document goes back to the trash it came from
+            store.record_delete(f.docs_path, None, who=who)
+        raise
     newest = store.versions(f.doc_id)
     return Restored(f.docs_path, number, newest[0].version if newest else None, written)
 

@@ -33,8 +33,13 @@ CREATED_BY = "ragdown_create_folder"
 
 
 def mcp_folders(root_scope: Scope) -> list[str]:
-    """The folders with MCP on, as they are on disk now."""
-    return [name for name in list_folders(root_scope.root) if folder_settings(root_scope.root / name).mcp]
+    """The folders with MCP on, as they are on disk now, that the endpoint's caller may see (a key's)."""
+    allowed = root_scope.allowed
+    return [
+        name
+        for name in list_folders(root_scope.root)
+        if (allowed is None or name in allowed) and folder_settings(root_scope.root / name).mcp
+    ]
 
 
 def folder_scope(ctx: ToolContext, name: str) -> Scope:

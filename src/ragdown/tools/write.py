@@ -15,7 +15,7 @@ from typing import Annotated, TypeVar
 
 from pydantic import Field
 
-from ragdown import door
+from ragdown import door, quota
 from ragdown.atomic import sha256_hex
 from ragdown.documents.lint import lint
 from ragdown.documents.move import plan_move
@@ -83,11 +83,18 @@ def synced(write: Callable[[ToolContext, W], str | Answer]) -> Callable[[ToolCon
         await ctx.ready()
         answer = await ctx.run(write, ctx, a)
         await ctx.engine.sync_async()
+        usage = await ctx.run(quota_suffix, ctx)
         if isinstance(answer, str):
-            return answer
-        return answer.text + await ctx.run(lint_suffix, ctx, answer.linted, answer.notes)
+            return answer + usage
+        return answer.text + await ctx.run(lint_suffix, ctx, answer.linted, answer.notes) + usage
 
     return handler
+
+
+def quota_suffix(ctx: ToolContext) -> str:
+    """The folder's usage against its quota (`quota: 13/50 files, 0.05/5 MB`), when it has one."""
+    found = quota.report(ctx.scope.folder_dir) if not ctx.scope.is_root else None
+    return f"\nquota: {found['text']}" if found else ""
 
 
 def _doc_path(ctx: ToolContext, raw: str, *, create_dirs: bool = False) -> Path:
@@ -349,6 +356,9 @@ def move_path(
                 target, display, door.becomes(rw.text.encode()), base_hash=planned_from, journal=journal
             )
         except Refusal as err:
+            if err.kind in ("over_quota", "too_large"):  # the move is made: say what its quota kept out
+                journal.notes.append(f"the links in {display} were not rewritten: {err.message}")
+                continue
             if err.code != "changed":
                 raise
             continue

@@ -9,12 +9,12 @@ tools apply to every set by each tool's annotations.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ragdown.errors import Refusal, bad_request
 from ragdown.tools import ALL_TOOLS, AnyTool
-from ragdown.toolsets import hallouminate, markindex, readmedb
 from ragdown.toolsets.base import PromptSpec, ResourceSpec, ResourceTemplateSpec
 
 DEFAULT_TOOLSET = "ragdown"
@@ -38,22 +38,67 @@ class ToolSet:
     prompts: tuple[PromptSpec, ...] = ()
 
 
-SETS: dict[str, ToolSet] = {
-    s.name: s
-    for s in (
-        ToolSet("ragdown", ALL_TOOLS, ragdown_instructions),
-        ToolSet("markindex", markindex.TOOLS, lambda _title: markindex.INSTRUCTIONS),
-        ToolSet(
-            "readmedb",
-            readmedb.TOOLS,
-            lambda _title: readmedb.INSTRUCTIONS,
-            resources=readmedb.RESOURCES,
-            templates=readmedb.TEMPLATES,
-            prompts=readmedb.PROMPTS,
-        ),
-        ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS),
+def _ragdown() -> ToolSet:
+    return ToolSet("ragdown", ALL_TOOLS, ragdown_instructions)
+
+
+def _markindex() -> ToolSet:
+    from ragdown.toolsets import markindex
+
+    return ToolSet("markindex", markindex.TOOLS, lambda _title: markindex.INSTRUCTIONS)
+
+
+def _readmedb() -> ToolSet:
+    from ragdown.toolsets import readmedb
+
+    return ToolSet(
+        "readmedb",
+        readmedb.TOOLS,
+        lambda _title: readmedb.INSTRUCTIONS,
+        resources=readmedb.RESOURCES,
+        templates=readmedb.TEMPLATES,
+        prompts=readmedb.PROMPTS,
     )
-}
+
+
+def _hallouminate() -> ToolSet:
+    from ragdown.toolsets import hallouminate
+
+    return ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS)
+
+
+class _Sets(Mapping[str, ToolSet]):
+    """The tool sets by name, each set's module imported the first time the set is asked for: a server
+    offering only `ragdown` never builds the other sets' tools (tens of ms of pydantic models at start-up)."""
+
+    def __init__(self, loaders: dict[str, Callable[[], ToolSet]]) -> None:
+        self._loaders = loaders
+        self._loaded: dict[str, ToolSet] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> ToolSet:
+        found = self._loaded.get(name)
+        if found is None:
+            loader = self._loaders[name]  # KeyError for an unknown name, as a dict
+            with self._lock:
+                found = self._loaded.get(name)
+                if found is None:
+                    found = self._loaded[name] = loader()
+        return found
+
+    def __contains__(self, name: object) -> bool:  # without loading the set
+        return name in self._loaders
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaders)
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+
+SETS: Mapping[str, ToolSet] = _Sets(
+    {"ragdown": _ragdown, "markindex": _markindex, "readmedb": _readmedb, "hallouminate": _hallouminate}
+)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ragdown import door
+from ragdown import door, quota
 from ragdown.documents import decode_text
 from ragdown.documents.footnotes import footnotes
 from ragdown.errors import bad_request, conflict, not_found
@@ -238,6 +238,7 @@ def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
             "bytes": len(written.data),
             "warnings": warnings,
             "notes": journal.notes,
+            **({"quota": used} if (used := quota.report(ctx.scope.folder_dir)) else {}),
         }
     )
 

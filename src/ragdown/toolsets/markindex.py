@@ -25,7 +25,8 @@ from ragdown.atomic import sha256_hex
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, build_tree
 from ragdown.errors import Refusal, bad_request, not_found
-from ragdown.index.store import FileRecord, Store
+from ragdown.index.backend import IndexStore
+from ragdown.index.store import FileRecord
 from ragdown.paths import normalise_prefix
 from ragdown.sandbox import read_plain
 from ragdown.search.format import iso
@@ -65,6 +66,8 @@ def failure_envelope(failure: Failure) -> str:
             "conflict": "CONFLICT",
             "too_large": "TOO_LARGE",
             "unavailable": "INDEX_UNAVAILABLE",
+            "over_quota": "QUOTA_EXCEEDED",
+            "rate_limited": "RATE_LIMIT_EXCEEDED",
             "internal": "INTERNAL_ERROR",
         }[failure.kind]
     )
@@ -95,12 +98,12 @@ def _refusal(code: str, message: str, details: dict[str, Any]) -> Refusal:
     return Refusal("not_found", message, code, details)
 
 
-def _similar(store: Store, ctx: ToolContext, raw: str) -> list[str]:
+def _similar(store: IndexStore, ctx: ToolContext, raw: str) -> list[str]:
     paths = [ctx.scope.view(f.path) for f in store.list_files(ctx.scope.file_filter(hide_superseded=False))]
     return difflib.get_close_matches(raw, paths, n=SUGGESTIONS, cutoff=0.3)
 
 
-def _document(ctx: ToolContext, store: Store, doc_path: str) -> tuple[str, FileRecord]:
+def _document(ctx: ToolContext, store: IndexStore, doc_path: str) -> tuple[str, FileRecord]:
     """The docs-relative path and record of `doc_path`; DOCUMENT_NOT_FOUND with similar names otherwise."""
     try:
         docs_path, _anchor, _via = locate_document(ctx, store, doc_path)

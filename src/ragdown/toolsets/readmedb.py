@@ -9,8 +9,9 @@ the hybrid searcher, versions through the history (`tools/versions.py`, `tools/h
 storage or search of its own.
 
 Where ragdown differs, on purpose, and says so in the policy resource: names must be Markdown names (else
-`INVALID_NAME`), a delete goes to the trash with the history kept, and there are no quotas yet (usage is
-reported with `null` limits). ReadmeDB's 1 MB per-file limit applies here. A failure is an `isError`
+`INVALID_NAME`), a delete goes to the trash with the history kept, and the plan's quotas are the folder's
+(`quota.py`: enforced by the write door, reported by the summary and the write answers). ReadmeDB's 1 MB
+per-file limit applies here. A failure is an `isError`
 result whose text is `CODE: message`, with ReadmeDB's codes (`readmedb_code`: the one place a ragdown
 refusal becomes one).
 """

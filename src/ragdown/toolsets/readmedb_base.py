@@ -14,11 +14,13 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from ragdown import quota
 from ragdown.documents import decode_text
 from ragdown.errors import Kind, Refusal
 from ragdown.history.journal import Journal
+from ragdown.index.backend import IndexStore
 from ragdown.index.ignore import refuse_ignored
-from ragdown.index.store import FileRecord, Store
+from ragdown.index.store import FileRecord
 from ragdown.paths import is_markdown, shown, split_safe
 from ragdown.sandbox import read_plain, resolve_in
 from ragdown.tools.base import Annotations, Args, Failure
@@ -42,6 +44,8 @@ _KIND_CODES: dict[Kind | str, str] = {
     "conflict": "FILE_EXISTS",
     "too_large": "FILE_TOO_LARGE",
     "unavailable": "UNAVAILABLE",
+    "over_quota": "QUOTA_EXCEEDED",
+    "rate_limited": "RATE_LIMIT_EXCEEDED",
     "internal": "INTERNAL_ERROR",
 }
 
@@ -130,7 +134,7 @@ def iso_ms(ms: int) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
-def updated_ms(ctx: ToolContext, store: Store, docs_path: str) -> int:
+def updated_ms(ctx: ToolContext, store: IndexStore, docs_path: str) -> int:
     """When the content last changed: the index's record, else (not indexed yet) the file's mtime."""
     record = store.get_file(docs_path)
     if record is not None:
@@ -149,14 +153,20 @@ def created_ms(ctx: ToolContext, docs_path: str, updated_ms: int) -> int:
     return min(round(versions[-1].at * 1000), updated_ms) if versions else updated_ms
 
 
-def records_of(ctx: ToolContext, store: Store) -> list[FileRecord]:
+def records_of(ctx: ToolContext, store: IndexStore) -> list[FileRecord]:
     return store.list_files(ctx.scope.file_filter(hide_superseded=False))
 
 
 def usage(ctx: ToolContext) -> dict[str, str]:
-    """A write answer's `storage` and `files`: usage alone, as no quota limits it yet."""
-    records = records_of(ctx, ctx.store())
-    return {"storage": f"{sum(r.size for r in records) / MB:.2f} MB", "files": str(len(records))}
+    """A write answer's `storage` and `files`: the namespace's usage (`"0.05 MB"`, `"13"`), or, when its
+    folder has a quota, the folder's against it (`"0.05/5 MB"`, `"13/50 files"`), as ReadmeDB says it."""
+    limits = quota.quota_of(ctx.scope.folder_dir)
+    if not limits.set:
+        records = records_of(ctx, ctx.store())
+        return {"storage": f"{sum(r.size for r in records) / MB:.2f} MB", "files": str(len(records))}
+    used = quota.usage_of(ctx.scope.folder_dir)
+    files = f"{used.files}/{limits.max_files} files" if limits.max_files else str(used.files)
+    return {"storage": quota.storage_text(used.bytes, limits.max_bytes), "files": files}
 
 
 def text_of(data: bytes) -> str:

@@ -4,7 +4,8 @@
 
 ReadmeDB's own reference is followed where ragdown can keep it; where it cannot, or where it would lose
 data, the text here says what ragdown does instead: names are Markdown documents' paths, a delete goes to
-the trash with its history kept, and there are no quotas or rate limits yet (usage is reported, no limit).
+the trash with its history kept, and the plan's quotas are the folder's own (`max_files`, `max_bytes`,
+`max_file_bytes` in its `.ragdown.json`; `quota.py`), the rate limit the server's (`RAGDOWN_RATE_LIMIT`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ ERROR_CODES: dict[str, str] = {
     "VERSION_NOT_FOUND": "No version of that id for that file (get_file_history lists the ids).",
     "CONFLICT": "The file changed on disk while it was being written (an editor saved it): read it and retry.",
     "FORBIDDEN": "This endpoint or key may not do that (read-only).",
+    "QUOTA_EXCEEDED": "The write would pass the namespace's quota of files or storage (get_namespace_summary).",
+    "RATE_LIMIT_EXCEEDED": "Too many requests from this key: wait the Retry-After seconds, then retry.",
     "UNAVAILABLE": "The index is not ready yet, or the version history is off on this server.",
     "INTERNAL_ERROR": "A fault in the server; retry, and report it if it persists.",
 }
@@ -113,9 +116,14 @@ same files are searchable through ragdown's own tools and editable in any editor
   offset >= 0, preview_bytes {PREVIEW_BYTES[0]}-{PREVIEW_BYTES[1]}. fetch_docs_for_task: max_chars
   {FETCH_CHARS[0]}-{FETCH_CHARS[1]:,} (default {FETCH_DEFAULT:,}). diff_versions: context_lines
   {CONTEXT_LINES[0]}-{CONTEXT_LINES[1]} (default 3). get_file_history: the {HISTORY_SHOWN} newest versions.
-- Quotas: none yet (plan `{PLAN}`). get_namespace_summary reports usage with `maxFiles`, `maxStorageBytes`,
-  `maxMB`, `filesUsedPct` and `storageUsedPct` all `null`; the `storage` and `files` of a write's answer
-  show usage alone (`"0.05 MB"`, `"13"`). No rate limits yet either.
+- Quotas (plan `{PLAN}`): the folder's own, set by the server's admin, if any: most files (`maxFiles`),
+  most bytes of all files together (`maxStorageBytes`), most bytes of one file. get_namespace_summary reports
+  them with `maxMB`, `filesUsedPct` and `storageUsedPct` (all `null` when none is set); a write's `storage`
+  and `files` show the usage against them (`"0.05/5 MB"`, `"13/50 files"`; usage alone without one). A write,
+  append, patch or restore that would pass one is refused before anything changes: `QUOTA_EXCEEDED` for the
+  files or the storage, `FILE_TOO_LARGE` for one file. An edit that does not grow the namespace always works.
+- Rate limit: the server's, per key (`RAGDOWN_RATE_LIMIT` requests a minute, 600 unless set). Past it a request
+  is refused with `RATE_LIMIT_EXCEEDED` (HTTP 429 with `Retry-After`): wait that many seconds.
 
 ## Writing, deleting, versions
 
@@ -172,8 +180,9 @@ No parameters. Call once at session start, and follow `recommended_action`.
 
 Returns `{{fileCount, maxFiles, filesUsedPct, storageBytes, maxStorageBytes, storageUsedPct, storageMB,
 maxMB, plan, recentFiles, recommended_action}}`: `recentFiles` are the {RECENT_FILES} most recently changed
-(`{{name, updatedAt, age}}`, age like `2h ago`). No quotas yet: plan is `{PLAN}`, and the max and pct fields
-are `null`. {_recommendation_text()}
+(`{{name, updatedAt, age}}`, age like `2h ago`). Plan is `{PLAN}`; the max and pct fields are the folder's
+quota and its use (`null` when none is set). With a quota set, `storage` and `files` too: the use as a write
+answers it (`"0.05/5 MB"`, `"13/50 files"`). {_recommendation_text()}
 """,
     "list_files": f"""# list_files
 
@@ -203,8 +212,9 @@ Parameters: `name` (required), `content` (required, at most {MAX_FILE_BYTES:,} b
 (default false: when true, an existing file is left as it is).
 
 Creates or replaces the file; the version replaced stays in the history. Returns `{{ok, name, sizeBytes,
-storage, files}}` (no quotas yet: usage alone, `"0.05 MB"`, `"13"`), with `"skipped": true` when
-if_not_exists left an existing file alone. Errors: `FILE_TOO_LARGE`, `INVALID_NAME`.
+storage, files}}` (against the quota when one is set, `"0.05/5 MB"`, `"13/50 files"`; else usage alone,
+`"0.05 MB"`, `"13"`), with `"skipped": true` when if_not_exists left an existing file alone. Errors:
+`FILE_TOO_LARGE`, `QUOTA_EXCEEDED`, `INVALID_NAME`.
 """,
     "patch_file": """# patch_file
 
@@ -294,7 +304,8 @@ Parameters: `name`, `version_id` (required; from get_file_history).
 
 Writes that version back as a new version (undoable), re-creating a deleted file. Returns
 `OK: restored "name" to version 42 (saved as new version 43)`. Errors: `VERSION_NOT_FOUND`,
-`FILE_NOT_FOUND`, `FILE_EXISTS` (another file now has a deleted file's name), `FILE_TOO_LARGE`.
+`FILE_NOT_FOUND`, `FILE_EXISTS` (another file now has a deleted file's name), `FILE_TOO_LARGE`,
+`QUOTA_EXCEEDED` (a deleted file then stays in the trash).
 """,
 }
 
@@ -332,7 +343,7 @@ RESOURCES = (
     ResourceSpec(
         "readmedb://policy/naming",
         "naming-policy",
-        "ReadmeDB's policy here: naming rules, the 1 MB file limit, quotas (none yet), error codes, what "
+        "ReadmeDB's policy here: naming rules, the 1 MB file limit, the folder's quotas, error codes, what "
         "delete keeps, recommended workflows.",
         read_policy,
     ),

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ragdown import door
+from ragdown import door, quota
 from ragdown.errors import Refusal, bad_request
 from ragdown.history.store import count_lines
 from ragdown.sandbox import is_plain_file, read_plain
@@ -68,20 +68,28 @@ def recommended_action(count: int, size: int) -> str:
     )
 
 
+def _pct(used: int, limit: int | None) -> int | None:
+    return round(100 * used / limit) if limit else None
+
+
 def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
     records = records_of(ctx, ctx.store())
     size = sum(r.size for r in records)
     now_ms = int(time.time() * 1000)
     recent = sorted(records, key=lambda r: (-r.mtime_ns, r.path))[:RECENT_FILES]
+    limits = quota.quota_of(ctx.scope.folder_dir)
+    used = quota.usage_of(ctx.scope.folder_dir) if limits.set else None  # what the quota counts
     return {
         "fileCount": len(records),
-        "maxFiles": None,
-        "filesUsedPct": None,
+        "maxFiles": limits.max_files,
+        "filesUsedPct": _pct(used.files, limits.max_files) if used else None,
         "storageBytes": size,
-        "maxStorageBytes": None,
-        "storageUsedPct": None,
+        "maxStorageBytes": limits.max_bytes,
+        "storageUsedPct": _pct(used.bytes, limits.max_bytes) if used else None,
         "storageMB": f"{size / MB:.2f}",
-        "maxMB": None,
+        "maxMB": quota.mb_text(limits.max_bytes) if limits.max_bytes else None,
+        # With a quota, the use as a write answers it, ReadmeDB's phrases: "13/50 files", "0.05/5 MB".
+        **(usage(ctx) if limits.set else {}),
         "plan": PLAN,
         "recentFiles": [
             {

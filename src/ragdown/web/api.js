@@ -148,4 +148,9 @@ export const api = {
   restore: (path, version, baseHash) =>
     request("POST", "/api/restore", { body: { path, version, base_hash: baseHash || undefined } }),
   trash: (folder, signal) => request("GET", "/api/trash", { query: { folder }, signal }),
+
+  // Scoped keys (the admin's): a new key's secret is in createKey's answer only.
+  keys: () => request("GET", "/api/keys"),
+  createKey: (body) => request("POST", "/api/keys", { body }),
+  revokeKey: (id) => request("DELETE", `/api/keys/${enc(id)}`),
 };

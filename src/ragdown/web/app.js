@@ -17,6 +17,7 @@ import { renderTrash } from "./view-trash.js";
 import { createFolder, folderBadges, renderHome } from "./view-home.js";
 import { renderSettings } from "./view-settings.js";
 import { renderUsage } from "./view-usage.js";
+import { renderKeys } from "./view-keys.js";
 
 const STATUS_POLL_MS = 10000;
 const BUSY_POLL_MS = 2000;
@@ -30,6 +31,7 @@ const VIEWS = {
   edit: renderEditor,
   settings: renderSettings,
   usage: renderUsage,
+  keys: renderKeys,
   "not-found": renderNotFound,
 };
 

@@ -8,6 +8,7 @@
 //   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading (&history=1: its History open)
 //   #/e/<path>              the editor
 //   #/settings, #/usage     server settings, the query log
+//   #/keys                  Settings → Keys: the scoped API keys
 //
 // A guard (the editor's unsaved changes) can hold a navigation until it says yes.
 
@@ -44,6 +45,7 @@ export function parseRoute(hash) {
   }
   if (head === "settings" && rest.length === 0) return { name: "settings", query };
   if (head === "usage" && rest.length === 0) return { name: "usage", query };
+  if (head === "keys" && rest.length === 0) return { name: "keys", query };
   return { name: "not-found", query };
 }
 
@@ -64,6 +66,7 @@ export const routes = {
   edit: (path) => `#/e/${encodePath(path)}`,
   settings: () => "#/settings",
   usage: () => "#/usage",
+  keys: () => "#/keys",
 };
 
 let current = null;

@@ -197,7 +197,7 @@ export async function renderSettings(main) {
       const source = isSaved
         ? `Saved here; ${field.variable} is ${shown(env)}`
         : env === null || env === undefined
-          ? field.hook && field.key === "min_score"
+          ? field.hook && (field.key === "min_score" || field.key === "min_ratio")
             ? "Follows the embedder"
             : "Default"
           : `From ${field.variable}`;
@@ -405,5 +405,6 @@ function serverFacts(status) {
       facts.map(([term, value]) => [h("dt", {}, term), h("dd", {}, value ?? "—")]),
     ),
     h("p", {}, h("a", { href: routes.usage() }, "Usage: what searches found, and what was read")),
+    h("p", {}, h("a", { href: routes.keys(), id: "keys-link" }, "Keys: who else may use this server")),
   );
 }

@@ -1,0 +1,341 @@
+"""REST API v1 (`/api/v1`) against `ragdown serve`'s app in-process: the file routes, versions, search and
+outline, the errors `{error, code}`, and what each kind of key may do (`http/rest.py`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ragdown.http import rest
+from ragdown.http.openapi import document
+from ragdown.keys import KeyStore
+from tests.conftest import write
+from tests.http.conftest import Server, StartServer
+
+V1 = "/api/v1/folders"
+
+
+def seed(docs: Path) -> None:
+    write(
+        docs,
+        "work/a.md",
+        "# Alpha\n\nNightly snapshots of the billing database.\n\n## Restore\n\nRun pg_restore.\n",
+    )
+    write(docs, "work/notes/b.md", "# Bee\n\nSee [[a]] for the backups.\n")
+    write(docs, "lab/c.md", "# Lab\n\nThe centrifuge protocol.\n")
+
+
+@pytest.fixture
+def server(start_app: StartServer, docs: Path) -> Server:
+    seed(docs)
+    return start_app(docs)
+
+
+def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def refused(response: httpx.Response, status: int, code: str | None = None) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body: dict[str, Any] = response.json()
+    assert isinstance(body["error"], str)
+    assert body["error"]
+    assert isinstance(body.get("code"), str), body  # every /api/v1 error is {error, code}
+    if code is not None:
+        assert body["code"] == code, body
+    return body
+
+
+def test_list_and_read(server: Server) -> None:
+    api = server.api
+    body = ok(api.get(f"{V1}/work/files"))
+    assert [f["name"] for f in body["files"]] == ["a.md", "notes/b.md"]
+    assert body["total"] == 2
+    assert body["returned"] == 2
+    assert all(f["createdAt"] <= f["updatedAt"] for f in body["files"])
+    page = ok(api.get(f"{V1}/work/files", params={"limit": 1, "offset": 1, "preview_bytes": 5}))
+    assert [(f["name"], f["preview"]) for f in page["files"]] == [("notes/b.md", "# Bee")]
+    assert page["total"] == 2
+    assert page["returned"] == 1
+    assert [f["name"] for f in ok(api.get(f"{V1}/work/files", params={"prefix": "notes"}))["files"]] == [
+        "notes/b.md"
+    ]
+
+    whole = ok(api.get(f"{V1}/work/files/a.md"))
+    assert whole["content"].startswith("# Alpha")
+    assert whole["partial"] is False
+    assert whole["totalLines"] == 7
+    assert len(whole["hash"]) == 64
+    part = ok(api.get(f"{V1}/work/files/a.md", params={"start_line": 5, "end_line": 7}))
+    assert part["content"] == "## Restore\n\nRun pg_restore."
+    assert (part["start_line"], part["end_line"], part["partial"]) == (5, 7, True)
+    # a subfolder's document, its path's slash sent as such or percent-encoded
+    assert ok(api.get(f"{V1}/work/files/notes/b.md"))["name"] == "notes/b.md"
+    assert ok(api.get(f"{V1}/work/files/notes%2Fb.md"))["name"] == "notes/b.md"
+
+    refused(api.get(f"{V1}/work/files/missing.md"), 404, "not_found")
+    refused(api.get(f"{V1}/work/files/a.txt"), 400, "invalid")
+    refused(api.get(f"{V1}/work/files/..%2F..%2Fetc%2Fpasswd.md"), 400, "invalid")
+    refused(api.get(f"{V1}/work/files/a.md", params={"start_line": 0}), 400, "invalid")
+    refused(api.get(f"{V1}/work/files", params={"limit": 501}), 400, "invalid")
+    refused(api.get(f"{V1}/nowhere/files"), 404, "not_found")
+
+
+def test_create_put_and_conflicts(server: Server) -> None:
+    api = server.api
+    created = ok(
+        api.post(f"{V1}/work/files", json={"name": "new/n.md", "content": "# N\n\n[[nothing]]\n"}), 201
+    )
+    assert created["created"] is True
+    assert created["name"] == "new/n.md"
+    assert created["warnings"] == ["line 3: [[nothing]] links to nothing in this folder"]
+    assert (server.docs / "work/new/n.md").read_text() == "# N\n\n[[nothing]]\n"
+    # POST creates only
+    taken = refused(api.post(f"{V1}/work/files", json={"name": "new/n.md", "content": "x"}), 409, "conflict")
+    assert "already exists" in taken["error"]
+    assert (server.docs / "work/new/n.md").read_text() == "# N\n\n[[nothing]]\n"
+
+    # PUT with a stale base_hash changes nothing; with the hash it read, it replaces
+    stale = refused(
+        api.put(f"{V1}/work/files/new/n.md", json={"content": "# Lost\n", "base_hash": "0" * 64}),
+        409,
+        "changed",
+    )
+    assert "changed" in stale["error"]
+    current = ok(api.get(f"{V1}/work/files/new/n.md"))["hash"]
+    replaced = ok(api.put(f"{V1}/work/files/new/n.md", json={"content": "# N2\n", "base_hash": current}))
+    assert replaced["created"] is False
+    assert replaced["hash"] != current
+    # PUT without base_hash overwrites (ReadmeDB's PUT); the old version stays in the history
+    ok(api.put(f"{V1}/work/files/new/n.md", json={"content": "# N3\n"}))
+    assert (server.docs / "work/new/n.md").read_text() == "# N3\n"
+    versions = ok(api.get(f"{V1}/work/files/new/n.md/history"))["versions"]
+    assert [v["version"] for v in versions] == [3, 2, 1]
+    assert {(v["who"], v.get("session")) for v in versions} == {("rest", "admin")}
+    # PUT of a new document creates it: 201
+    assert ok(api.put(f"{V1}/work/files/p.md", json={"content": "# P\n"}), 201)["created"] is True
+
+    # bad bodies change nothing
+    refused(
+        api.post(f"{V1}/work/files", content=b"{not json", headers={"content-type": "application/json"}), 400
+    )
+    refused(api.post(f"{V1}/work/files", json=["a"]), 400, "invalid")
+    refused(api.post(f"{V1}/work/files", json={"name": "z.md"}), 400, "invalid")
+    refused(api.put(f"{V1}/work/files/z.md", json={"content": 5}), 400, "invalid")
+    refused(api.post(f"{V1}/work/files", json={"name": "z.txt", "content": "x"}), 400, "invalid")
+    lone_surrogate = b'{"name": "z.md", "content": "\\ud800"}'
+    refused(api.post(f"{V1}/work/files", content=lone_surrogate), 400, "invalid")
+    assert not (server.docs / "work/z.md").exists()
+    assert not (server.docs / "work/z.txt").exists()
+
+
+def test_append_patch_edit(server: Server) -> None:
+    api = server.api
+    write(server.docs, "work/t.md", "# T\n\n## One\n\nfirst\n\n## Two\n\nsecond\n")
+    done = ok(api.post(f"{V1}/work/files/t.md/append", json={"content": "added", "heading": "One"}))
+    assert done["created"] is False
+    assert (server.docs / "work/t.md").read_text() == "# T\n\n## One\n\nfirst\n\nadded\n\n## Two\n\nsecond\n"
+    ok(api.post(f"{V1}/work/files/t.md/append", json={"content": "last"}))
+    assert (server.docs / "work/t.md").read_text().endswith("second\n\nlast\n")
+    assert ok(api.post(f"{V1}/work/files/fresh.md/append", json={"content": "# Fresh\n"}))["created"]
+    assert (server.docs / "work/fresh.md").read_text() == "# Fresh\n"
+    refused(api.post(f"{V1}/work/files/none.md/append", json={"content": "x", "heading": "H"}), 404)
+
+    write(server.docs, "work/p.md", "one two one two one\n")
+    assert (
+        ok(
+            api.post(
+                f"{V1}/work/files/p.md/patch", json={"find": "one", "replace": "1", "occurrence_index": 1}
+            )
+        )["replaced"]
+        == 1
+    )
+    assert (server.docs / "work/p.md").read_text() == "one two 1 two one\n"
+    assert (
+        ok(api.post(f"{V1}/work/files/p.md/patch", json={"find": "two", "replace": "2", "all": True}))[
+            "replaced"
+        ]
+        == 2
+    )
+    refused(
+        api.post(f"{V1}/work/files/p.md/patch", json={"find": "zzz", "replace": "y"}), 404, "PATCH_NOT_FOUND"
+    )
+    refused(
+        api.post(f"{V1}/work/files/p.md/patch", json={"find": "one", "replace": "y", "occurrence_index": 9}),
+        400,
+        "PATCH_OUT_OF_RANGE",
+    )
+    edits = [{"old_text": "one 2", "new_text": "ONE 2"}, {"old_text": "1", "new_text": "uno"}]
+    assert ok(api.post(f"{V1}/work/files/p.md/edit", json={"edits": edits}))["replaced"] == 2
+    assert (server.docs / "work/p.md").read_text() == "ONE 2 uno 2 one\n"
+    # all or nothing: the second passage is not there, so the first is not replaced either
+    bad = [{"old_text": "ONE", "new_text": "x"}, {"old_text": "absent", "new_text": "y"}]
+    refused(api.post(f"{V1}/work/files/p.md/edit", json={"edits": bad}), 404)
+    assert (server.docs / "work/p.md").read_text() == "ONE 2 uno 2 one\n"
+
+
+def test_move_delete_history_restore(server: Server) -> None:
+    api = server.api
+    moved = ok(api.post(f"{V1}/work/files/a.md/move", json={"to": "ops/backups.md"}))
+    assert (moved["from"], moved["to"], moved["updated"]) == ("a.md", "ops/backups.md", ["notes/b.md"])
+    assert "[[backups]]" in (server.docs / "work/notes/b.md").read_text()
+    refused(api.post(f"{V1}/work/files/notes/b.md/move", json={"to": "ops/backups.md"}), 409, "conflict")
+
+    ok(api.put(f"{V1}/work/files/ops/backups.md", json={"content": "# Backups v2\n"}))
+    deleted = ok(api.delete(f"{V1}/work/files/ops/backups.md"))
+    assert deleted == {"ok": True, "name": "ops/backups.md", "trash": True}
+    assert not (server.docs / "work/ops/backups.md").exists()
+    refused(api.delete(f"{V1}/work/files/ops/backups.md"), 404, "not_found")
+    assert "ops/backups.md" not in [f["name"] for f in ok(api.get(f"{V1}/work/files"))["files"]]
+
+    history = ok(api.get(f"{V1}/work/files/ops/backups.md/history"))
+    assert history["deleted"] is True
+    first = history["versions"][-1]["version"]
+    old = ok(api.get(f"{V1}/work/files/ops/backups.md/versions/{first}"))
+    assert old["content"].startswith("# Alpha")
+    assert old["version"] == first
+    refused(api.get(f"{V1}/work/files/ops/backups.md/versions/99"), 404)
+    refused(api.get(f"{V1}/work/files/ops/backups.md/versions/x"), 400, "invalid")
+    both = ok(api.get(f"{V1}/work/files/ops/backups.md/diff", params={"from": first, "to": first + 1}))
+    assert "-# Alpha" in both["diff"]
+    assert "+# Backups v2" in both["diff"]
+    refused(api.get(f"{V1}/work/files/ops/backups.md/diff", params={"from": first}), 404)  # not on disk
+
+    back = ok(api.post(f"{V1}/work/files/ops/backups.md/restore", json={"version": first}))
+    assert back["version"] == first
+    assert back["new_version"] == history["versions"][0]["version"] + 1
+    assert (server.docs / "work/ops/backups.md").read_text().startswith("# Alpha")
+    current = ok(api.get(f"{V1}/work/files/ops/backups.md/diff", params={"from": first}))
+    assert current["diff"].startswith("no differences")
+    refused(
+        api.post(f"{V1}/work/files/ops/backups.md/restore", json={"version": first, "base_hash": "f" * 64}),
+        409,
+        "changed",
+    )
+
+
+def test_search_and_outline(server: Server) -> None:
+    api = server.api
+    hits = ok(api.get(f"{V1}/work/search", params={"query": "pg_restore", "top_k": 3}))["hits"]
+    assert hits
+    assert hits[0]["path"] == "a.md"
+    assert hits[0]["heading"] == "Alpha › Restore"
+    assert all(not h["path"].startswith("lab") for h in hits)
+    refused(api.get(f"{V1}/work/search"), 400, "invalid")
+    refused(api.get(f"{V1}/work/search", params={"query": "x", "top_k": 0}), 400, "invalid")
+
+    outline = ok(api.get(f"{V1}/work/outline"))["text"]
+    assert "a.md — Alpha" in outline
+    assert "notes/b.md — Bee" in outline
+    sections = ok(api.get(f"{V1}/work/outline", params={"path": "a.md", "depth": 3}))["text"]
+    assert "Restore" in sections
+    tree = ok(api.get(f"{V1}/work/files/a.md/outline"))
+    assert tree["name"] == "a.md"
+    assert tree["tree"]["title"] == "Alpha"
+
+
+def test_whoami_folders_and_the_dispatch(server: Server) -> None:
+    api = server.api
+    assert ok(api.get("/api/v1/whoami")) == {"who": "admin", "role": "admin", "folders": None, "key_id": None}
+    names = [(f["name"], f["files"], f["writable"]) for f in ok(api.get("/api/v1/folders"))["folders"]]
+    assert names == [("lab", 1, True), ("work", 2, True)]
+    unknown = server.anonymous.get(f"{V1}/work/files")
+    refused(unknown, 401, "unauthorized")
+    challenge = unknown.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert challenge == f'Bearer resource_metadata="{server.url}/.well-known/oauth-protected-resource/api"'
+    refused(api.patch(f"{V1}/work/files/a.md", json={}), 405, "method_not_allowed")
+    refused(api.get("/api/v1/nothing"), 404, "no_route")
+    refused(api.get("/api/v1/whoami", headers={"Host": "rebound.example.net"}), 421, "misdirected")
+    refused(api.get("/api/v1/whoami", headers={"Origin": "https://elsewhere.example.net"}), 403, "forbidden")
+    too_big = "x" * (4 * 1024 * 1024 + 1)
+    refused(api.put(f"{V1}/work/files/big.md", json={"content": too_big}), 413, "too_large")
+    assert api.head(f"{V1}/work/files/a.md").status_code == 200
+
+
+def test_read_only_server_refuses_writes(start_app: StartServer, docs: Path) -> None:
+    seed(docs)
+    server = start_app(docs, RAGDOWN_READ_ONLY="true")
+    api = server.api
+    refused(api.put(f"{V1}/work/files/a.md", json={"content": "x"}), 403, "forbidden")
+    refused(api.delete(f"{V1}/work/files/a.md"), 403, "forbidden")
+    assert (docs / "work/a.md").read_text().startswith("# Alpha")
+    assert ok(api.get(f"{V1}/work/files/a.md"))["name"] == "a.md"
+    assert [f["writable"] for f in ok(api.get("/api/v1/folders"))["folders"]] == [False, False]
+
+
+def test_keys_see_their_folders_and_write_by_role(start_app: StartServer, docs: Path) -> None:
+    seed(docs)
+    store = KeyStore(docs)
+    reader, _ = store.create("reader", ["work"], "read")
+    writer, _ = store.create("writer", ["work"], "write")
+    server = start_app(docs)
+    read, write_key = server.client(token=reader), server.client(token=writer)
+
+    who = ok(read.get("/api/v1/whoami"))
+    assert (who["who"], who["role"], who["folders"]) == ("key:reader", "read", ["work"])
+    assert [f["name"] for f in ok(read.get("/api/v1/folders"))["folders"]] == ["work"]
+    assert ok(read.get(f"{V1}/work/files/a.md"))["name"] == "a.md"
+    # another folder is, to this key, a folder that is not there: the same answer as a missing one
+    hidden = refused(read.get(f"{V1}/lab/files"), 404, "not_found")
+    missing = refused(read.get(f"{V1}/nowhere/files"), 404, "not_found")
+    assert hidden["error"].replace("lab", "X") == missing["error"].replace("nowhere", "X")
+    refused(read.get(f"{V1}/lab/files/c.md"), 404, "not_found")
+    refused(read.get(f"{V1}/lab/search", params={"query": "centrifuge"}), 404)
+    # a read key writes nothing
+    refused(read.put(f"{V1}/work/files/a.md", json={"content": "x"}), 403, "forbidden")
+    refused(read.post(f"{V1}/work/files/a.md/restore", json={"version": 1}), 403)
+    assert (docs / "work/a.md").read_text().startswith("# Alpha")
+
+    assert ok(write_key.put(f"{V1}/work/files/w.md", json={"content": "# W\n"}), 201)["created"]
+    refused(write_key.put(f"{V1}/lab/files/w.md", json={"content": "# W\n"}), 404, "not_found")
+    assert not (docs / "lab/w.md").exists()
+    versions = ok(write_key.get(f"{V1}/work/files/w.md/history"))["versions"]
+    assert versions[0]["session"] == "key:writer"
+    refused(server.client(token="rdk_not-a-key").get("/api/v1/whoami"), 401)
+
+
+def test_every_endpoint_is_in_the_document_with_its_arguments() -> None:
+    doc = document()
+    assert doc["openapi"].startswith("3.1")
+    assert doc["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    for ep in rest.ENDPOINTS:
+        op = doc["paths"][ep.path][ep.method.lower()]
+        documented = {p["name"] for p in op["parameters"]}
+        if ep.in_body:
+            documented |= set(op["requestBody"]["content"]["application/json"]["schema"]["properties"])
+        schema = ep.args.model_json_schema(mode="validation")
+        expected = (
+            (set(schema.get("properties", {})) - ep.hidden)
+            | set(ep.url_fields)
+            | ({"folder"} if ep.under_folder else set())
+        )
+        assert documented == expected, ep.operation_id
+        codes = set(op["responses"])
+        assert {"400", "401", "403", "429", str(ep.status)} <= codes
+        if ep.writes:
+            assert {"402", "409", "413", "404"} <= codes
+    json.dumps(doc)  # it encodes
+
+
+def test_the_document_is_served_without_a_token(server: Server) -> None:
+    served = ok(server.anonymous.get("/api/openapi.json"))
+    assert served == json.loads(json.dumps(document()))
+
+
+def test_quotas_refuse_and_report(start_app: StartServer, docs: Path) -> None:
+    seed(docs)
+    write(docs, "lab/.ragdown.json", json.dumps({"max_files": 2, "max_file_bytes": 40}))
+    api = start_app(docs).api
+    made = ok(api.post(f"{V1}/lab/files", json={"name": "d.md", "content": "# D\n"}), 201)
+    assert made["quota"]["text"].startswith("2/2 files")
+    refused(api.post(f"{V1}/lab/files", json={"name": "e.md", "content": "# E\n"}), 402, "over_quota")
+    refused(api.put(f"{V1}/lab/files/d.md", json={"content": "x" * 41}), 413, "too_large")
+    assert not (docs / "lab/e.md").exists()
+    assert (docs / "lab/d.md").read_text() == "# D\n"
+    assert ok(api.put(f"{V1}/work/files/a.md", json={"content": "# A\n"}))["quota"] is None

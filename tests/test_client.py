@@ -1,0 +1,281 @@
+"""The CLI client (`ragdown login`, `ls`, `cat`, `write`…) end to end against a real `ragdown serve`: every
+command, `--json`, and the one-line message and exit code of each refusal (401, 403, 404, 409, 429).
+
+The client runs in this process (`cli.main`, as the `ragdown` script calls it) so the many commands cost
+no interpreter start-up each; one test runs it as its own process too."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ragdown.cli import main
+from ragdown.keys import KeyStore
+from tests.conftest import REPO, ServeProcess, isolated_env, start_serve, write
+
+TOKEN = "client-test-token-0123456789"
+RATE_LIMIT = 200  # requests a minute per key: more than a test here makes, few enough to spend at once
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    docs: Path
+    writer: str  # a write key for `work`
+    reader: str  # a read key for `work`
+    limited: str  # a read key the rate-limit test spends
+
+
+def serve(home: Path, docs: Path, **env: str) -> ServeProcess:
+    variables = {
+        "RAGDOWN_DOCS_DIR": str(docs),
+        "RAGDOWN_DATA_DIR": str(home / "data"),
+        "RAGDOWN_TOKEN": TOKEN,
+    }
+    server = start_serve(home, {**variables, **env})
+    server.wait_synced()
+    return server
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp("client")
+    docs = home / "docs"
+    write(
+        docs,
+        "work/a.md",
+        "# Alpha\n\nNightly snapshots of the billing database.\n\n## Restore\n\nRun pg_restore.\n",
+    )
+    write(docs, "work/notes/b.md", "# Bee\n\nSee [[a]] for the backups.\n")
+    write(docs, "lab/c.md", "# Lab\n\nThe centrifuge protocol.\n")
+    store = KeyStore(docs)
+    writer, _ = store.create("writer", ["work"], "write")
+    reader, _ = store.create("reader", ["work"], "read")
+    limited, _ = store.create("limited", ["work"], "read")
+    server = serve(home, docs, RAGDOWN_RATE_LIMIT=str(RATE_LIMIT))
+    try:
+        yield Served(server.url, docs, writer, reader, limited)
+    finally:
+        server.stop()
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+Ragdown = Callable[..., Run]
+
+
+@pytest.fixture
+def ragdown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Ragdown:
+    """`ragdown(*args, stdin=None)`: the `ragdown` command in this process, with its own config dir."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for name in ("RAGDOWN_URL", "RAGDOWN_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(*args: str, stdin: str | None = None) -> Run:
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def ok(result: Run) -> Run:
+    assert result.code == 0, result.err
+    assert result.err == "" or result.err.startswith("warning:"), result.err
+    return result
+
+
+def failed(result: Run, code: int = 1) -> str:
+    """The one line a failure prints on stderr."""
+    assert result.code == code, (result.out, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("ragdown: ")
+    return lines[0]
+
+
+def test_login_whoami_logout(
+    served: Served, ragdown: Ragdown, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config/ragdown/client.json"
+    assert "no server" in failed(ragdown("whoami"), 2)
+
+    line = failed(ragdown("login", "--url", served.url, "--key", "rdk_wrong"))
+    assert "did not accept the key" in line
+    assert "ragdown login" in line
+    assert not config.exists()
+
+    done = ok(ragdown("login", "--url", served.url + "/", "--key", served.writer))
+    assert done.out.strip() == f"logged in to {served.url} as key:writer (write): work; saved in {config}"
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert stat.S_IMODE(config.parent.stat().st_mode) == 0o700
+    assert json.loads(config.read_text()) == {"url": served.url, "key": served.writer}
+
+    assert ok(ragdown("whoami")).out.strip() == f"key:writer (write): work on {served.url}"
+    who = ok(ragdown("whoami", "--json")).json()
+    assert (who["who"], who["role"], who["folders"]) == ("key:writer", "write", ["work"])
+
+    # RAGDOWN_API_KEY and RAGDOWN_URL win over the saved ones
+    monkeypatch.setenv("RAGDOWN_API_KEY", TOKEN)
+    assert ok(ragdown("whoami")).out.startswith("admin (admin): every folder")
+    monkeypatch.delenv("RAGDOWN_API_KEY")
+
+    assert ok(ragdown("logout")).out.strip() == f"removed {config}"
+    assert not config.exists()
+    assert ok(ragdown("logout")).out.strip() == "not logged in"
+
+
+def test_documents_end_to_end(served: Served, ragdown: Ragdown, tmp_path: Path) -> None:
+    ok(ragdown("login", "--url", served.url, "--key", served.writer))
+    assert ok(ragdown("ls")).out.splitlines() == ["work/\t2 documents\twork"]
+    assert ok(ragdown("ls", "work")).out.splitlines() == ["work/a.md", "work/notes/b.md"]
+    assert ok(ragdown("ls", "work/notes")).out.splitlines() == ["work/notes/b.md"]
+    page = ragdown("ls", "work", "--limit", "1")
+    assert page.out.splitlines() == ["work/a.md"]
+    assert page.err == "… 1 more: --offset 1\n"
+    assert ok(ragdown("ls", "work", "--json")).json()["total"] == 2
+
+    assert ok(ragdown("cat", "work/a.md")).out.startswith("# Alpha\n\nNightly")
+    assert ok(ragdown("cat", "work/a.md", "--lines", "5:7")).out == "## Restore\n\nRun pg_restore.\n"
+    assert ok(ragdown("cat", "work/a.md", "--lines", "7")).out == "Run pg_restore.\n"
+    read = ok(ragdown("cat", "work/a.md", "--json")).json()
+    assert read["name"] == "a.md"
+    assert len(read["hash"]) == 64
+
+    # write: a new document from the argument, then -n refuses to overwrite it, then stdin replaces it
+    made = ok(ragdown("write", "work/new.md", "# New\n"))
+    assert made.out.startswith("created work/new.md (hash ")
+    refusal = failed(ragdown("write", "work/new.md", "# Other\n", "-n"))
+    assert refusal == "ragdown: conflict: new.md already exists (-n: left as it is)"
+    assert (served.docs / "work/new.md").read_text() == "# New\n"
+    assert ok(ragdown("write", "work/new.md", stdin="# New 2\n\n[[nowhere]]\n")).out.startswith(
+        "wrote work/new.md"
+    )
+    assert (
+        "warning: line 1: [[nowhere]] links to nothing"
+        in ragdown("write", "work/new.md", stdin="[[nowhere]]\n").err
+    )
+    source = tmp_path / "src.md"
+    source.write_text("# From a file\n")
+    ok(ragdown("write", "work/new.md", "--file", str(source)))
+    assert (served.docs / "work/new.md").read_text() == "# From a file\n"
+    stale = failed(ragdown("write", "work/new.md", "x", "--base-hash", "0" * 64))
+    assert stale.startswith("ragdown: conflict: new.md changed on disk since it was opened")
+
+    assert ok(ragdown("append", "work/new.md", "More.")).out.startswith("appended to work/new.md")
+    assert (served.docs / "work/new.md").read_text() == "# From a file\n\nMore.\n"
+    patched = ok(ragdown("patch", "work/new.md", "More", "Less", "--json")).json()
+    assert patched["replaced"] == 1
+    assert ok(ragdown("patch", "work/new.md", "e", "E", "--all")).out.startswith("replaced 2 in work/new.md")
+
+    moved = ok(ragdown("mv", "work/new.md", "work/old/moved.md"))
+    assert moved.out.strip() == "moved work/new.md to work/old/moved.md"
+    assert "stays inside its folder" in failed(ragdown("mv", "work/a.md", "lab/a.md"), 2)
+
+    history = ok(ragdown("history", "work/old/moved.md")).out.splitlines()
+    assert history[0].startswith("work/old/moved.md: ")
+    assert any(" by rest (key:writer)" in line for line in history[1:])
+    versions = ok(ragdown("history", "work/old/moved.md", "--json")).json()["versions"]
+    first = versions[-1]["version"]
+    assert ok(ragdown("version", "work/old/moved.md", str(first))).out == "# New\n"
+    diff = ok(ragdown("diff", "work/old/moved.md", str(first))).out
+    assert "-# New" in diff
+    assert "+# From a filE" in diff
+    assert "no differences" in ok(ragdown("diff", "work/old/moved.md", str(first), str(first))).out
+
+    deleted = ok(ragdown("rm", "work/old/moved.md"))
+    assert deleted.out.startswith("deleted work/old/moved.md (in the trash")
+    assert not (served.docs / "work/old/moved.md").exists()
+    restored = ok(ragdown("restore", "work/old/moved.md", str(first)))
+    assert restored.out.startswith(f"restored work/old/moved.md to version {first} (saved as version ")
+    assert (served.docs / "work/old/moved.md").read_text() == "# New\n"
+
+    hits = ok(ragdown("search", "pg_restore")).out.splitlines()
+    assert hits[0].startswith("work/a.md:7-7 — Alpha › Restore (")
+    found = ok(ragdown("search", "pg_restore", "--folder", "work", "--top-k", "1", "--json")).json()["hits"]
+    assert [h["path"] for h in found] == ["work/a.md"]
+
+
+def test_each_refusal_is_one_line(served: Served, ragdown: Ragdown, monkeypatch: pytest.MonkeyPatch) -> None:
+    ok(ragdown("login", "--url", served.url, "--key", served.reader))
+    assert failed(ragdown("write", "work/a.md", "x")).startswith("ragdown: not allowed: ")  # 403: a read key
+    assert (served.docs / "work/a.md").read_text().startswith("# Alpha")
+    assert (
+        failed(ragdown("cat", "work/missing.md")) == "ragdown: not found: no such document: work/missing.md"
+    )
+    hidden = failed(ragdown("cat", "lab/c.md"))  # a folder this key does not see: as a missing one
+    missing = failed(ragdown("cat", "nowhere/c.md"))
+    assert hidden.replace("lab", "X") == missing.replace("nowhere", "X")
+    assert hidden.startswith("ragdown: not found: no such folder")
+    assert failed(ragdown("cat", "a.md"), 2).startswith("ragdown: name a document as FOLDER/PATH.md")
+    assert failed(ragdown("cat", "work/a.md", "--lines", "9:3")).startswith("ragdown: refused: start_line 9")
+
+    monkeypatch.setenv("RAGDOWN_API_KEY", "rdk_revoked-or-never-was")
+    line = failed(ragdown("ls"))
+    monkeypatch.delenv("RAGDOWN_API_KEY")
+    assert line.startswith(f"ragdown: {served.url} did not accept the key")  # 401
+
+    monkeypatch.setenv("RAGDOWN_URL", "http://127.0.0.1:9")  # nothing listens there
+    assert failed(ragdown("ls")).startswith("ragdown: cannot reach http://127.0.0.1:9")
+
+
+def test_rate_limited_says_when_to_retry(
+    served: Served, ragdown: Ragdown, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGDOWN_URL", served.url)
+    monkeypatch.setenv("RAGDOWN_API_KEY", served.limited)
+    with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {served.limited}"}) as spend:
+        for _ in range(RATE_LIMIT * 2):  # the key's minute, spent at once
+            if spend.get("/api/v1/whoami").status_code == 429:
+                break
+    for _ in range(RATE_LIMIT):  # what refilled meanwhile, spent by the command itself until it is refused
+        result = ragdown("whoami")
+        if result.code != 0:
+            break
+    line = failed(result)
+    assert line.startswith(f"ragdown: rate limited by {served.url}: retry in ")
+    assert line.endswith(" s (Retry-After)")
+
+
+def test_the_command_as_its_own_process(served: Served, tmp_path: Path) -> None:
+    env = isolated_env(tmp_path, XDG_CONFIG_HOME=str(tmp_path / "config"))
+
+    def ragdown(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ragdown.cli", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    login = ragdown("login", "--url", served.url, "--key", served.writer)
+    assert login.returncode == 0, login.stderr
+    listed = ragdown("ls", "work", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [f["name"] for f in json.loads(listed.stdout)["files"]][:1] == ["a.md"]
+    refused = ragdown("cat", "work/absent.md")
+    assert refused.returncode == 1
+    assert refused.stderr == "ragdown: not found: no such document: work/absent.md\n"

@@ -1,0 +1,65 @@
+"""Settings → Keys in a real browser: a key made for one folder, its secret shown once with a copy
+button, the key working against the server, listed, and revoked."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import write
+from tests.web.conftest import OpenPage, UiServer, browser_missing, start_ui_server
+
+pytestmark = pytest.mark.skipif(browser_missing() is not None, reason=browser_missing() or "")
+
+if browser_missing() is None:
+    from playwright.sync_api import expect
+
+
+@pytest.fixture(scope="module")
+def keys_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
+    home = tmp_path_factory.mktemp("keys-ui")
+    docs = home / "docs"
+    write(docs, "work/a.md", "# A\n")
+    write(docs, "home/b.md", "# B\n")
+    write(docs, "home/.ragdown.json", json.dumps({"title": "Home"}))
+    server = start_ui_server(home, docs)
+    yield server
+    server.stop()
+
+
+def test_make_copy_and_revoke_a_key(keys_server: UiServer, open_page: OpenPage) -> None:
+    page = open_page(keys_server, "/#/settings")
+    page.locator("#keys-link").click()
+    expect(page.locator("h1")).to_have_text("Keys")
+    expect(page.locator(".empty")).to_have_text("No keys yet.")
+    page.fill("#key-name", "laptop agent")
+    page.select_option("#key-role", "write")
+    page.locator('#key-folders input[data-folder="work"]').check()
+    page.locator("#create-key").click()
+    secret = page.locator("#key-secret").inner_text().strip()
+    assert secret.startswith("rdk_")
+    page.locator("#copy-secret").click()
+    expect(page.locator("#new-key .copy-status")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == secret
+
+    key = {"Authorization": f"Bearer {secret}"}
+    folders = httpx.get(f"{keys_server.url}/api/folders", headers=key, timeout=10).json()["folders"]
+    assert [f["name"] for f in folders] == ["work"]
+
+    page.get_by_role("button", name="Done: show the list").click()
+    row = page.locator("#keys-table tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(0)).to_have_text("laptop agent")
+    expect(row.locator("td").nth(2)).to_have_text("work")
+    assert secret not in page.content()  # shown once: never again
+    row.get_by_role("button", name="Revoke").click()
+    page.get_by_role("button", name="Revoke", exact=True).last.click()
+    expect(page.locator(".empty")).to_have_text("No keys yet.")
+    assert httpx.get(f"{keys_server.url}/api/folders", headers=key, timeout=10).status_code == 401
+
+    page.fill("#key-name", "nothing picked")
+    page.locator("#create-key").click()
+    expect(page.locator("#key-form .field-error")).to_have_text("Pick at least one folder, or every folder.")
