@@ -18,6 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from _common import cpu_model as cpu_model  # re-exported for the retrieval scripts
 from _common import machine as machine
 from ragdown.config import Settings
@@ -29,7 +31,7 @@ from ragdown.evaluation.metrics import (
     load_questions,
 )
 from ragdown.evaluation.runner import indexed, open_embedder
-from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.embedders.base import Embedder, EmbedderError, Vectors
 from ragdown.search.hybrid import Fusion
 
 SHARED = Path(
@@ -55,6 +57,100 @@ EMBEDDERS: tuple[tuple[str, str, bool], ...] = (
     ("embeddinggemma", "embeddinggemma", False),
     ("hash", "hash", False),
 )
+
+
+class OneVectorPerChunk:
+    """An embedder as it was before windows: one vector per chunk, the text cut at the model's window."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    @property
+    def min_score(self) -> float:
+        return self._inner.min_score
+
+    @property
+    def unrelated_score(self) -> float | None:
+        return self._inner.unrelated_score
+
+    @property
+    def reads_cjk(self) -> bool:
+        return bool(getattr(self._inner, "reads_cjk", True))
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return self._inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self._inner.embed_query(text)
+
+
+class MeanPooledWindows(OneVectorPerChunk):
+    """The windows of a long chunk averaged into one vector (re-normalised), instead of one row each."""
+
+    def embed_document_windows(self, heads: Sequence[str], bodies: Sequence[str]) -> list[Vectors]:
+        out: list[Vectors] = []
+        for rows in self._inner.embed_document_windows(heads, bodies):  # type: ignore[attr-defined]
+            mean = np.asarray(rows, dtype=np.float32).mean(axis=0)
+            out.append((mean / max(float(np.linalg.norm(mean)), 1e-12)).reshape(1, -1))
+        return out
+
+
+# The minilm indexes the ranking benchmarks compare, by label (also their folder under --keep): (int8 copy,
+# how a chunk longer than the model's 256 tokens is embedded): `win`, one row per window, the chunk scoring as
+# its best (what ships); `nowin`, one vector, the text cut at the window (before); `mean`, its windows
+# averaged into one vector; `pack`, one vector, sections packed to `PACK_CHARS` instead of the chunker's
+# 1,500 characters, so most fit the window. A label names its vectors exactly: int8 and float vectors share
+# the embedder's name, so an index kept under one label must never be reused for another.
+VARIANTS: dict[str, tuple[bool, str]] = {
+    "float-win": (False, "win"),
+    "float-nowin": (False, "nowin"),
+    "float-mean": (False, "mean"),
+    "float-pack": (False, "pack"),
+    "int8-win": (True, "win"),
+    "int8-nowin": (True, "nowin"),
+}
+DEFAULT_VARIANT = "float-win"  # what ragdown ships for minilm
+PACK_CHARS = 1000  # about minilm's 256 tokens of English, less a breadcrumb
+
+
+def load_variant(s: Settings, variant: str) -> tuple[Embedder | None, str | None]:
+    """minilm as a `VARIANTS` label says, or None and why not."""
+    if variant not in VARIANTS:
+        return None, f"unknown variant {variant!r}; one of {', '.join(VARIANTS)}"
+    quantize, mode = VARIANTS[variant]
+    embedder, why = load(s, "minilm", quantize)
+    if embedder is None or mode == "win":
+        return embedder, why
+    if mode == "mean":
+        return MeanPooledWindows(embedder), None
+    return OneVectorPerChunk(embedder), None
+
+
+@contextlib.contextmanager
+def packed(chars: int | None) -> Iterator[None]:
+    """While open, the sync's parser packs sections to `chars` (the `pack` variant; None: as shipped)."""
+    if chars is None:
+        yield
+        return
+    from ragdown.documents import parse
+
+    defaults = parse.parse_document.__kwdefaults__
+    assert defaults is not None  # `max_chunk_chars` is keyword-only
+    saved = dict(defaults)
+    defaults["max_chunk_chars"] = chars
+    try:
+        yield
+    finally:
+        defaults.clear()
+        defaults.update(saved)
 
 
 def machine_line(m: dict[str, Any]) -> str:
@@ -105,6 +201,8 @@ def corpus_index(
             data = keep / f"{corpus.parent.name}-{corpus.name}-{label}".replace(" ", "-")
         else:
             data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ragdown-bench-")))
+        pack = PACK_CHARS if VARIANTS.get(label, (False, ""))[1] == "pack" else None
+        stack.enter_context(packed(pack))
         yield stack.enter_context(indexed(s, corpus, embedder, data))
 
 

@@ -1,22 +1,24 @@
-"""The hook's gates on `ragdown-runbooks` (the original's gate.ts table), with ragdown's `ragdown_context` code.
+"""The hook's gates on `ragdown-runbooks` (the original's gate.ts table) and the Obsidian sets, with ragdown's code.
 
-Each of the 210 answerable questions and the 10 off-topic prompts goes through the hook's own search and
-gates (`hook_candidates`, `select`, `fit` of `ragdown.tools.hook`), in a fresh session, with the embedder's
-default `min_score`, `top_k` 4 and `max_chars` 6000, once per `min_ratio` of the sweep. The gate is the
-spec's (A8): hits sorted by cosine, kept while their cosine is within `min_ratio` of the best one's (default
-0.95). The sweep runs under each fusion (`--fusions`, default `rrf,score`): the fusion picks the 2 × top_k
-candidates, the gate then re-sorts them by cosine. Recall: the gold section or a descendant among the
-injected (gate.ts's rule); chunks/prompt and wrong chunks/prompt over the 210; what the off-topic prompts got.
-`--cap 2` repeats the sweep with `RAGDOWN_MAX_PER_DOCUMENT` 2; `--obsidian` also runs the Obsidian help dev
-questions (line rule).
+Each answerable question and each off-topic prompt goes through the hook's own search and gates
+(`hook_candidates`, `select`, `fit` of `ragdown.search.hook`), in a fresh session, with the embedder's
+default `min_score`, `top_k` 4 and `max_chars` 6000, once per `min_ratio` of the sweep. Two gates:
+`ragdown` (what ships: the spec's cosine-ratio gate, hits sorted by cosine and kept while within `min_ratio`
+of the best one's, plus the search's own first hit whenever it reaches `min_score`), `spec` (the spec's
+gate alone, `select(keep_top=0)`); `keep1` and `top2` keep the search's first one or two hits (`KEEP_TOP` is 2). The fusion is the embedder's default (`--fusions` to sweep others):
+it picks the 2 × top_k candidates, the gate then re-sorts them by cosine. Recall: the gold section or a
+descendant among the injected (gate.ts's rule); chunks/prompt and wrong chunks/prompt over the answerable
+questions; what the off-topic prompts got. `--obsidian` adds the Obsidian help dev set and its paraphrase
+dev set (line rule), `--test` their held-out sets instead; `--variants` the minilm indexes
+(`retrieval_common.VARIANTS`: windows or not, int8 or not); `--cap 2` repeats the sweep with
+`RAGDOWN_MAX_PER_DOCUMENT` 2.
 
 `--score-gate` adds an experiment that is not what ragdown ships: the gate an earlier version tried, a share
 of the best hit's fused score instead of its cosine (candidates kept in fused order, those whose fused
-score reaches `min_ratio` × the best one's), under fusion `score`. It is measured here for
-`docs/benchmarks.md`; the spec defines `min_ratio` on the cosine.
+score reaches `min_ratio` × the best one's), under fusion `score`. The spec defines `min_ratio` on the cosine.
 
-    .venv/bin/python bench/retrieval_hook.py [--embedder minilm] [--fusions rrf,score] [--obsidian] [--cap 2]
-                                             [--score-gate] [--keep DIR]
+    .venv/bin/python bench/retrieval_hook.py [--variants float-win] [--fusions score] [--gates ragdown,spec]
+                                             [--obsidian] [--test] [--cap 2] [--score-gate] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from ragdown.evaluation.metrics import Question, Rule, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
 from ragdown.index.store import FileFilter
 from ragdown.runtime import Runtime
-from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
+from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit
 
-RATIOS = (1.0, 0.98, 0.96, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.0)
+# Gate label -> how many of the search's first hits stay whatever their ratio (`select`'s `keep_top`).
+GATES = {"ragdown": KEEP_TOP, "spec": 0, "keep1": 1, "top2": 2}
+RATIOS = (1.0, 0.98, 0.96, 0.95, 0.92, 0.9, 0.88, 0.85, 0.82, 0.8, 0.75, 0.7, 0.6, 0.5, 0.0)
 
 
 def fused_score_gate(
@@ -98,24 +102,35 @@ def sweeps(
     name: str,
     questions: list[Question],
     rule: Rule,
-    fusions: Sequence[Fusion],
+    fusions: Sequence[Fusion | None],
+    gates: Sequence[str],
     cap: int,
     score_gate: bool,
 ) -> dict[str, Any]:
-    """Every sweep of one corpus on its index: per fusion (and with the cap), then the experiment."""
+    """Every sweep of one corpus on its index: per fusion and gate (and with the cap), then the experiment."""
     runs: dict[str, Any] = {}
-    variants: list[tuple[str, Settings]] = [(f"fusion {f}", replace(s, fusion=f)) for f in fusions]
+    variants: list[tuple[str, Settings]] = [
+        (f"fusion {f or 'default'}", replace(s, fusion=f)) for f in fusions
+    ]
     if cap:
         variants += [
-            (f"fusion {f}, max_per_document {cap}", replace(s, fusion=f, max_per_document=cap))
+            (f"fusion {f or 'default'}, max_per_document {cap}", replace(s, fusion=f, max_per_document=cap))
             for f in fusions
         ]
     for label, settings in variants:
-        base, rows = run_hook(Runtime(settings, engine), questions, rule, RATIOS)
-        gates = {"top_k": base.top_k, "min_score": base.min_score, "max_chars": base.max_chars}
-        runs[f"{name}, {label}"] = {"settings": gates, "rows": [r.as_dict() for r in rows]}
-        print(f"\n{name}, {label}, cosine-ratio gate (shipped), {gates}")
-        print(table(rows), flush=True)
+        for gate in gates:
+            runtime = Runtime(settings, engine)
+            base, rows = run_hook(runtime, questions, rule, RATIOS, keep_top=GATES[gate])
+            shown = {
+                "fusion": runtime.fusion,
+                "top_k": base.top_k,
+                "min_score": base.min_score,
+                "min_ratio (default)": base.min_ratio,
+                "max_chars": base.max_chars,
+            }
+            runs[f"{name}, {label}, gate {gate}"] = {"settings": shown, "rows": [r.as_dict() for r in rows]}
+            print(f"\n{name}, {label}, gate {gate}, {shown}")
+            print(table(rows), flush=True)
     if score_gate:
         rows = run_score_gate(Runtime(replace(s, fusion="score"), engine), questions, rule, RATIOS)
         runs[f"{name}, fusion score, fused-score gate (experiment)"] = {"rows": [r.as_dict() for r in rows]}
@@ -126,32 +141,64 @@ def sweeps(
 
 def main() -> None:
     ap = rc.parser(__doc__)
-    ap.add_argument("--embedder", default="minilm")
-    ap.add_argument("--fusions", default=",".join(rc.FUSIONS), help="comma-separated (default %(default)s)")
-    ap.add_argument("--obsidian", action="store_true")
+    ap.add_argument(
+        "--variants", default=rc.DEFAULT_VARIANT, help=f"comma-separated: {', '.join(rc.VARIANTS)}"
+    )
+    ap.add_argument("--fusions", default="", help="comma-separated rrf, score (default: the embedder's own)")
+    ap.add_argument(
+        "--gates",
+        default="ragdown,spec",
+        help=f"comma-separated, of {', '.join(GATES)} (default %(default)s)",
+    )
+    ap.add_argument("--obsidian", action="store_true", help="also the Obsidian dev and paraphrase dev sets")
+    ap.add_argument(
+        "--test", action="store_true", help="the Obsidian held-out sets instead of the runbooks and dev"
+    )
     ap.add_argument("--cap", type=int, default=0, help="also sweep with this many sections per document")
     ap.add_argument("--score-gate", action="store_true", help="also the fused-score gate experiment")
     args = ap.parse_args()
-    fusions = [cast(Fusion, f.strip()) for f in args.fusions.split(",") if f.strip()]
-    if any(f not in rc.FUSIONS for f in fusions):
+    fusions: list[Fusion | None] = [
+        cast(Fusion, f.strip()) for f in args.fusions.split(",") if f.strip()
+    ] or [None]
+    if any(f not in (None, *rc.FUSIONS) for f in fusions):
         raise SystemExit(f"--fusions: each one of {', '.join(rc.FUSIONS)}")
+    gates = [g.strip() for g in args.gates.split(",") if g.strip()]
+    if any(g not in GATES for g in gates):
+        raise SystemExit(f"--gates: each one of {', '.join(GATES)}")
     s = replace(rc.settings(args.models), max_per_document=0, follow_links=0)
-    embedder, why = rc.load(s, args.embedder)
-    if embedder is None:
-        raise SystemExit(f"{args.embedder}: {why}")
-    sets: list[tuple[str, Path, list[Question], Rule]] = [
-        ("runbooks", rc.RUNBOOKS_CORPUS, rc.runbooks_questions([*rc.MAIN_TYPES, "off-topic"]), "heading"),
-    ]
-    if args.obsidian:
-        dev = load_questions(rc.QUESTIONS_DIR / "obsidian-help.dev.jsonl")
-        sets.append(("obsidian-dev", rc.OBSIDIAN, dev, "lines"))
+    q = rc.QUESTIONS_DIR
+    sets: list[tuple[str, Path, list[Question], Rule]] = []
+    if args.test:
+        sets += [
+            ("obsidian-test", rc.OBSIDIAN, load_questions(q / "obsidian-help.test.jsonl"), "lines"),
+            ("obsidian-para-test", rc.OBSIDIAN, load_questions(q / "obsidian-help.para.test.jsonl"), "lines"),
+        ]
+    else:
+        sets.append(
+            ("runbooks", rc.RUNBOOKS_CORPUS, rc.runbooks_questions([*rc.MAIN_TYPES, "off-topic"]), "heading")
+        )
+        if args.obsidian:
+            sets += [
+                ("obsidian-dev", rc.OBSIDIAN, load_questions(q / "obsidian-help.dev.jsonl"), "lines"),
+                (
+                    "obsidian-para-dev",
+                    rc.OBSIDIAN,
+                    load_questions(q / "obsidian-help.para.dev.jsonl"),
+                    "lines",
+                ),
+            ]
     machine = rc.machine()
     print(rc.machine_line(machine))
     runs: dict[str, Any] = {}
-    for name, corpus, questions, rule in sets:
-        with rc.corpus_index(s, corpus, embedder, args.keep, args.embedder) as (engine, _):
-            cap = args.cap if name == "runbooks" else 0
-            runs.update(sweeps(s, engine, name, questions, rule, fusions, cap, args.score_gate))
+    for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
+        embedder, why = rc.load_variant(s, variant)
+        if embedder is None:
+            raise SystemExit(f"{variant}: {why}")
+        for name, corpus, questions, rule in sets:
+            with rc.corpus_index(s, corpus, embedder, args.keep, variant) as (engine, _):
+                cap = args.cap if name == "runbooks" else 0
+                found = sweeps(s, engine, name, questions, rule, fusions, gates, cap, args.score_gate)
+                runs.update({f"{variant}, {k}": v for k, v in found.items()})
     print(f"written {rc.write_json(args.json, 'retrieval_hook', {'machine': machine, 'runs': runs})}")
 
 

@@ -1,25 +1,29 @@
-"""The `ragdown` command: `stdio`, `serve`, `index`, `search`, `eval`."""
+"""The `ragdown` command: `stdio`, `serve`, `index`, `search`, `outline`, `eval`.
+
+Each command imports what it uses, in its own function: `--version` loads nothing of the index, `stdio`
+nothing of the HTTP face, `index` and `search` nothing of MCP, and the `hash` embedder no ONNX Runtime
+(`tests/test_cli_imports.py` holds that line). When a primary already serves the folder (a `ragdown stdio`,
+or another `ragdown index`), `index` and `search` ask it over its socket (`commands.py`) instead of loading
+the model and the index again; otherwise they work alone. The output is the same either way.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragdown import __version__
-from ragdown.config import SEARCH_TOP_K, ConfigError, Settings
-from ragdown.engine import Engine
-from ragdown.errors import Refusal
-from ragdown.index.store import FileFilter
-from ragdown.index.sync import SyncProgress
-from ragdown.logs import setup_logging
-from ragdown.paths import normalise_prefix
-from ragdown.runtime import Runtime
-from ragdown.search.format import cli_line, recall_json
-from ragdown.search.outline import DEFAULT_DEPTH, check_depth
-from ragdown.search.scope import normalise_tag
+from ragdown.search.outline import DEFAULT_DEPTH
+
+if TYPE_CHECKING:
+    from ragdown.config import Settings
+    from ragdown.engine import Engine
+
+log = logging.getLogger(__name__)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,9 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         help="leave out paths matching this gitignore-style pattern (repeatable; only excludes)",
     )
 
-    se = sub.add_parser("search", help="hybrid search over a folder (syncs it first)")
-    se.add_argument("dir", type=Path)
-    se.add_argument("query")
+    se = sub.add_parser(
+        "search", help="hybrid search over a folder (syncs it first); the query alone: on the server"
+    )
+    se.add_argument("dir", metavar="DIR", help="the folder; given alone, the query, searched on the server")
+    se.add_argument("query", nargs="?", metavar="QUERY")
     se.add_argument("--top-k", type=int, default=8)
     se.add_argument("--path-prefix")
     se.add_argument("--tag")
@@ -69,10 +75,20 @@ def _parser() -> argparse.ArgumentParser:
     from ragdown.evaluation.command import add_parser as add_eval_parser
 
     add_eval_parser(sub)
+    from ragdown.keyscli import register as add_keys_parser
+
+    add_keys_parser(sub)
+    from ragdown import client  # login, whoami, ls, cat, write, …: against a server's /api/v1
+
+    client.add_search_options(se)
+    client.register(sub)
     return p
 
 
 def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> Engine:
+    from ragdown.config import ConfigError
+    from ragdown.engine import Engine
+
     if not directory.is_dir():
         raise ConfigError(f"not a directory: {directory}")
     engine = Engine(settings.with_docs_dir(directory), "stdio", docs_dir=directory, ignore=tuple(ignore))
@@ -82,27 +98,53 @@ def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> 
     return engine
 
 
-def _index(settings: Settings, args: argparse.Namespace) -> int:
-    engine = _engine(settings, args.dir, args.ignore)
+def _ask_primary(settings: Settings, directory: Path, payload: dict[str, Any]) -> str | None:
+    """What a running primary of `directory` answers to a CLI op (`commands.answer`): the exact output.
+    None when no process serves the folder, or the one that does declines: the CLI then works alone."""
+    if not directory.is_dir():
+        return None
+    from ragdown.config import settings_environment
+    from ragdown.index.primary import request, socket_path
+
+    root = directory.resolve()
+    path = socket_path(settings.with_docs_dir(root).data_dir("stdio"))
+    if not path.exists():
+        return None
     try:
-        if engine.indexer is not None and sys.stderr.isatty():
-            report = _index_with_progress(engine, args.full)
-        else:
-            report = engine.sync(args.full)
-    finally:
-        engine.close()
-    if args.json:
-        print(json.dumps(report, separators=(",", ":")))
-    else:
-        print(
-            f"{report['added']} added, {report['updated']} updated, {report['removed']} removed, "
-            f"{report['unchanged']} unchanged; {report['chunks']} chunks in {report['ms']} ms"
-        )
+        answer = request(path, {**payload, "root": str(root), "env": settings_environment()})
+    except (OSError, ValueError) as err:  # no live primary (a stale socket), or a garbled answer
+        log.debug("no primary answered on %s: %s", path, err)
+        return None
+    output = answer.get("output")
+    if answer.get("ok") and isinstance(output, str):
+        return output
+    log.debug("the primary declined %s: %s", payload.get("op"), answer.get("error"))
+    return None
+
+
+def _index(settings: Settings, args: argparse.Namespace) -> int:
+    payload = {"op": "index", "full": args.full, "json": args.json}
+    output = None if args.ignore else _ask_primary(settings, args.dir, payload)
+    if output is None:
+        from ragdown.commands import index_output
+
+        engine = _engine(settings, args.dir, args.ignore)
+        try:
+            if engine.indexer is not None and sys.stderr.isatty():
+                report = _index_with_progress(engine, args.full)
+            else:
+                report = engine.sync(args.full)
+        finally:
+            engine.close()
+        output = index_output(report, args.json)
+    sys.stdout.write(output)
     return 0
 
 
 def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ragdown.index.sync import SyncProgress
 
     assert engine.indexer is not None
     with Progress(
@@ -124,31 +166,36 @@ def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
 
 
 def _search(settings: Settings, args: argparse.Namespace) -> int:
-    engine = _engine(settings, args.dir)
-    try:
-        if engine.indexer is not None:
-            engine.sync()
-        flt = FileFilter(
-            prefixes=(normalise_prefix(args.path_prefix),) if args.path_prefix else (),
-            tag=normalise_tag(args.tag) if args.tag else None,
-        )
-        low, high = SEARCH_TOP_K
-        opts = Runtime(settings, engine).search_options(max(low, min(high, args.top_k)))
-        hits = engine.search(args.query, flt, opts)
-    finally:
-        engine.close()
-    if args.json:
-        print(recall_json(hits, settings.text_limit))
-    elif not hits:
-        print("No matching documents.")
-    else:
-        for hit in hits:
-            print(cli_line(hit))
+    payload = {
+        "op": "search",
+        "query": args.query,
+        "top_k": args.top_k,
+        "path_prefix": args.path_prefix,
+        "tag": args.tag,
+        "json": args.json,
+    }
+    output = _ask_primary(settings, args.dir, payload)
+    if output is None:
+        from ragdown.commands import SearchRequest, search_output
+
+        engine = _engine(settings, args.dir)
+        try:
+            request = SearchRequest(args.query, args.top_k, args.path_prefix, args.tag, args.json)
+            output = search_output(settings, engine, request)
+        finally:
+            engine.close()
+    sys.stdout.write(output)
     return 0
 
 
 def _outline(settings: Settings, args: argparse.Namespace) -> int:
+    import json
+
+    from ragdown.errors import Refusal
+    from ragdown.index.store import FileFilter
+    from ragdown.runtime import Runtime
     from ragdown.scope import Scope
+    from ragdown.search.outline import check_depth
     from ragdown.tools.context import ToolContext
     from ragdown.tools.outline import OutlineArgs, outline_text
     from ragdown.tools.read import locate_document
@@ -189,7 +236,21 @@ def _outline(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given == ["--version"]:  # before the parser: building it imports every command's options
+        print(f"ragdown {__version__}")
+        return 0
+    args = _parser().parse_args(given)
+    if args.command == "search" and args.query is not None:
+        args.dir = Path(args.dir)
+    elif getattr(args, "client", None) or args.command == "search":  # `ragdown search QUERY`: remote
+        from ragdown.client import run as run_client
+
+        return run_client(args)
+    from ragdown.config import ConfigError, Settings
+    from ragdown.errors import Refusal
+    from ragdown.logs import setup_logging
+
     try:
         settings = Settings.from_env()
         setup_logging(settings.log_level if args.command in {"stdio", "serve"} else "WARNING")
@@ -211,6 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _search(settings, args)
         if args.command == "outline":
             return _outline(settings, args)
+        if args.command == "keys":
+            from ragdown.keyscli import run as run_keys
+
+            return run_keys(settings, args)
         if args.command == "eval":
             from ragdown.evaluation.command import run as run_eval
 

@@ -88,7 +88,7 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
     conn = sqlite3.connect(path)  # the schema before lexical_text: plain columns in the triggers
     conn.executescript(
         """
-        DROP TRIGGER chunks_ai; DROP TRIGGER chunks_ad; DROP TABLE chunks_fts;
+        DROP TRIGGER IF EXISTS chunks_ai; DROP TRIGGER chunks_ad; DROP TABLE chunks_fts;
         CREATE VIRTUAL TABLE chunks_fts USING fts5(breadcrumb, text, aliases, content='chunks',
           content_rowid='id', tokenize='unicode61 remove_diacritics 2');
         CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
@@ -105,6 +105,10 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
         sql = store._reader().execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0]
         assert "ragdown_lexical" in sql
         assert "deleted_log" in sql
+        # the old insert trigger is gone: the store writes the FTS rows itself, once per chunk
+        assert (
+            store._reader().execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_ai'").fetchone() is None
+        )
     finally:
         store.close()
 
@@ -143,11 +147,43 @@ def test_the_hook_sorts_by_cosine_and_gates_on_the_share_of_the_best_cosine(
         _hit(found[3], 0.3, 0.95),
     ]
     settings = HookSettings(top_k=4, min_score=0.4, min_ratio=0.9, max_chars=6000)
-    result = select(candidates, settings, set(), "notes about everything", set(), 0)
-    # 0.95 is the best cosine: 0.9 keeps 0.855 and up, so 0.9 stays and 0.5 goes.
+    prompt = "notes about everything"
+    result = select(candidates, settings, set(), prompt, set(), 0, keep_top=False)
+    # The spec's gates: 0.95 is the best cosine: 0.9 keeps 0.855 and up, so 0.9 stays and 0.5 goes.
     assert [h.chunk.id for h in result.injected] == [found[3].chunk.id, found[1].chunk.id]
     assert (result.below_score, result.below_ratio) == (1, 1)
-    off = select(candidates, HookSettings(4, 0.4, 0.0, 6000), set(), "notes about everything", set(), 0)
+    off = select(candidates, HookSettings(4, 0.4, 0.0, 6000), set(), prompt, set(), 0, keep_top=False)
     assert [h.chunk.id for h in off.injected] == [found[3].chunk.id, found[1].chunk.id, found[0].chunk.id]
-    strict = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), "notes about everything", set(), 0)
+    strict = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0, keep_top=False)
     assert [h.chunk.id for h in strict.injected] == [found[3].chunk.id]
+    # ragdown's: the search's own first hit (cosine 0.5, above min_score) also stays, first.
+    kept = select(candidates, settings, set(), prompt, set(), 0, keep_top=1)
+    assert [h.chunk.id for h in kept.injected] == [found[0].chunk.id, found[3].chunk.id, found[1].chunk.id]
+    assert (kept.below_score, kept.below_ratio) == (1, 0)
+    strict = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0, keep_top=1)
+    assert [h.chunk.id for h in strict.injected] == [found[0].chunk.id, found[3].chunk.id]
+    # The default keeps the search's first two, in search order, then the best cosine.
+    two = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0)
+    assert [h.chunk.id for h in two.injected] == [found[0].chunk.id, found[1].chunk.id, found[3].chunk.id]
+
+
+def test_the_searchs_first_hit_stays_only_when_it_reaches_min_score_and_is_new(
+    docs: Path, open_engine: OpenEngine
+) -> None:
+    for name in "abc":
+        write(docs, f"{name}.md", f"# {name.upper()}\n\nnotes about {name}\n")
+    engine = open_engine(docs)
+    found = engine.search("notes", FileFilter(), SearchOptions(top_k=3))
+    settings = HookSettings(top_k=4, min_score=0.4, min_ratio=0.9, max_chars=6000)
+    prompt = "notes about everything"
+    # First by the search but under min_score: the floor still decides (it keeps unrelated text out).
+    low = [_hit(found[0], 1.0, 0.3), _hit(found[1], 0.8, 0.9), _hit(found[2], 0.5, 0.5)]
+    assert [h.chunk.id for h in select(low, settings, set(), prompt, set(), 0).injected] == [
+        found[1].chunk.id
+    ]
+    # A first hit this session was given before is not sent again, and the next one is not promoted.
+    high = [_hit(found[0], 1.0, 0.5), _hit(found[1], 0.8, 0.9), _hit(found[2], 0.5, 0.5)]
+    seen = {found[0].chunk.key}
+    assert [h.chunk.id for h in select(high, settings, seen, prompt, set(), 0).injected] == [
+        found[1].chunk.id
+    ]

@@ -7,18 +7,38 @@ half-open ranges.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:  # imported on the first parse: a search of an unchanged folder parses nothing
+    from markdown_it import MarkdownIt
 
 # Deep enough for any real outline (about 50 nested lists), shallow enough that 2,000-deep nesting
 # stays cheap and never nears Python's recursion limit.
 MAX_NESTING = 100
 
-_PARSER = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
-_PARSER.disable("inline")
-_PARSER.parse("# warm\n")  # compiles the rule chains once, before any thread shares the parser
+_PARSER: MarkdownIt | None = None
+_PARSER_LOCK = threading.Lock()
+
+
+def _parser() -> MarkdownIt:
+    """The one block parser, built on first use under a lock: its rule chains are compiled (by a warm-up
+    parse) before any thread shares it."""
+    global _PARSER
+    parser = _PARSER
+    if parser is None:
+        with _PARSER_LOCK:
+            if _PARSER is None:
+                from markdown_it import MarkdownIt
+
+                built = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
+                built.disable("inline")
+                built.parse("# warm\n")
+                _PARSER = built
+            parser = _PARSER
+    return parser
 
 
 @dataclass(frozen=True)
@@ -53,7 +73,7 @@ def scan_blocks(lines: Sequence[str], body_start: int) -> BlockScan:
     body = "\n".join(lines[body_start:])
     if not body.strip():
         return BlockScan()
-    tokens = _PARSER.parse(body)
+    tokens = _parser().parse(body)
     headings: list[HeadingBlock] = []
     fences: list[tuple[int, int]] = []
     code_blocks: list[tuple[int, int]] = []

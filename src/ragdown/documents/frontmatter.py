@@ -9,23 +9,17 @@ frontmatter data plus a warning instead of an exception.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
-
-import yaml
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ragdown.documents.text import normalize_text, split_lines
 
+if TYPE_CHECKING:  # imported on the first frontmatter read: a search of an unchanged folder reads none
+    import yaml
+
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_FRONTMATTER_NODES = 100_000
-
-_BaseLoader: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
-    """The safe loader, made lenient: timestamps stay text, an integer too long for Python stays
-    text, and an unknown tag is read as the plain value it tags, so one odd value cannot cost the
-    document all of its frontmatter."""
 
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
@@ -40,6 +34,8 @@ def _int_or_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
 
 
 def _untagged(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node)
     if isinstance(node, yaml.MappingNode):
@@ -47,9 +43,22 @@ def _untagged(loader: yaml.SafeLoader, node: yaml.Node) -> object:
     return loader.construct_scalar(node)  # type: ignore[arg-type]
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
-_Loader.add_constructor("tag:yaml.org,2002:int", _int_or_text)
-_Loader.add_constructor(None, _untagged)
+@functools.cache
+def _loader() -> type[yaml.SafeLoader]:
+    """The safe loader (libyaml's when there is one), made lenient: timestamps stay text, an integer too
+    long for Python stays text, and an unknown tag is read as the plain value it tags, so one odd value
+    cannot cost the document all of its frontmatter."""
+    import yaml
+
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class _Loader(base):  # type: ignore[valid-type,misc]
+        pass
+
+    _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+    _Loader.add_constructor("tag:yaml.org,2002:int", _int_or_text)
+    _Loader.add_constructor(None, _untagged)
+    return _Loader
 
 
 class Frontmatter(NamedTuple):
@@ -90,8 +99,10 @@ def load_yaml_mapping(source: str) -> tuple[dict[str, Any], tuple[str, ...]]:
         return {}, (f"frontmatter ignored: longer than {MAX_FRONTMATTER_CHARS} characters",)
     if not source.strip():
         return {}, ()
+    import yaml
+
     try:
-        loaded = yaml.load(source, Loader=_Loader)
+        loaded = yaml.load(source, Loader=_loader())
     except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         return {}, (f"frontmatter ignored: invalid YAML ({first_line})",)

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-import yaml
-
 from ragdown.documents.blocks import scan_blocks
 from ragdown.documents.frontmatter import frontmatter_end
 from ragdown.documents.links import LinkResolver, find_links
@@ -58,6 +56,8 @@ def _frontmatter(lines: list[str], body: int) -> list[str]:
     if body == 0 or not lines or lines[0].strip() != "---":
         return []
     raw = "\n".join(lines[1 : body - 1])
+    import yaml  # here: only a document with frontmatter needs it
+
     try:
         yaml.safe_load(raw)
     except yaml.YAMLError as err:

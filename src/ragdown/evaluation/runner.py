@@ -23,7 +23,7 @@ from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder
 from ragdown.index.store import FileFilter
 from ragdown.runtime import Runtime
-from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
+from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 
 Progress = Callable[[int, int], None]
@@ -156,8 +156,12 @@ def run_hook(
     call: dict[str, Any] | None = None,
     flt: FileFilter | None = None,
     progress: Progress | None = None,
+    *,
+    keep_top: int = KEEP_TOP,
 ) -> tuple[HookSettings, list[HookRow]]:
-    """Every question through the hook's search once, and its gates once per ratio (a fresh session)."""
+    """Every question through the hook's search once, and its gates once per ratio (a fresh session).
+
+    `keep_top` as `select`'s; 0 measures the spec's gates alone."""
     flt = flt or FileFilter()
     base = runtime.hook_settings(dict(call or {}), None)
     searcher = runtime.engine.require_searcher()
@@ -171,7 +175,9 @@ def run_hook(
             candidates, alias_paths = [], set()
         for row in rows:
             settings = replace(base, min_ratio=row.min_ratio)
-            chosen = select(candidates, settings, set(), prompt, alias_paths, runtime.max_per_document)
+            chosen = select(
+                candidates, settings, set(), prompt, alias_paths, runtime.max_per_document, keep_top=keep_top
+            )
             _, injected = fit(chosen.injected, settings, runtime.text_limit)
             row.record(q, injected, gold_rule)
         if progress is not None:

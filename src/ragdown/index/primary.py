@@ -41,6 +41,8 @@ _WATCH_PAUSE_S = 0.05
 _WATCH_CONNECT_TIMEOUT_S = 2.0
 
 SyncHandler = Callable[[bool], dict[str, Any]]
+# Every other op (the CLI's `search` and `index`, `commands.py`): the request in, the reply out.
+RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -64,13 +66,15 @@ class PrimaryLock:
         self._thread: threading.Thread | None = None
         self._watch_mutex = threading.Lock()
         self._watchers: set[socket.socket] = set()
+        self._on_request: RequestHandler | None = None
 
     @property
     def held(self) -> bool:
         return self._server is not None
 
-    def try_acquire(self, on_sync: SyncHandler) -> bool:
-        """Become the primary if no live primary exists. Never blocks."""
+    def try_acquire(self, on_sync: SyncHandler, on_request: RequestHandler | None = None) -> bool:
+        """Become the primary if no live primary exists. Never blocks. `on_request` answers the ops
+        other than `sync`, `ping` and `watch`."""
         if self.held:
             return True
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -96,6 +100,7 @@ class PrimaryLock:
             return False
         self._lock_fd = fd
         self._server = server
+        self._on_request = on_request
         self._stop.clear()
         self._thread = threading.Thread(
             target=self._serve, args=(server, on_sync), name="ragdown-primary", daemon=True
@@ -128,6 +133,9 @@ class PrimaryLock:
                 elif request.get("op") == "sync":
                     conn.settimeout(_FORWARD_TIMEOUT_S)
                     reply = {"ok": True, "report": on_sync(bool(request.get("full")))}
+                elif self._on_request is not None:
+                    conn.settimeout(_FORWARD_TIMEOUT_S)
+                    reply = self._on_request(request)
                 else:
                     reply = {"ok": False, "error": f"unknown op {request.get('op')!r}"}
             except Exception as err:

@@ -13,11 +13,11 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -28,9 +28,13 @@ from ragdown.index.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
 from ragdown.index.lexical import lexical_text
 from ragdown.index.lexical import signature as lexical_signature
 
+if TYPE_CHECKING:
+    from ragdown.index.vectors import DenseMatrix
+
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 3  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`
+INDEX_VERSION = 4  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
+# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob
 DB_NAME = "index.sqlite"
 
 _SCHEMA = """
@@ -77,11 +81,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(
   breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='trigram'
 );
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (new.id, ragdown_lexical(new.breadcrumb),
-    ragdown_lexical(new.text), ragdown_lexical(new.aliases));
-  INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) VALUES (new.id, new.breadcrumb, new.text, new.aliases);
-END;
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
   INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
     ragdown_lexical(old.breadcrumb), ragdown_lexical(old.text), ragdown_lexical(old.aliases));
@@ -93,10 +92,18 @@ END;
 """
 
 # The FTS rows are the chunks' text as BM25 reads it (`lexical.py`: CJK runs as words, bigrams and
-# characters; symbol names joined); `chunks_tri` holds the raw text's trigrams for substring look-ups. An index
-# whose triggers predate either, or whose tokens were made by other rules or another segmenter
-# (`lexical.signature()`, kept in `meta` under `lexical`), is given new triggers and re-tokenised FTS tables
-# when a primary opens it: the delete trigger must produce the very tokens the insert did.
+# characters; symbol names joined); `chunks_tri` holds the raw text's trigrams for substring look-ups. The
+# store writes both with each batch of new chunks (`_FTS_INSERT`, `_TRI_INSERT`: one `executemany` each, about
+# twice as fast as an insert trigger firing per row); the delete trigger removes them. An index whose
+# triggers predate either table (or still have the insert trigger), or whose tokens were made by other rules
+# or another segmenter (`lexical.signature()`, kept in `meta` under `lexical`), is given new triggers and
+# re-tokenised FTS tables when a primary opens it: the delete trigger must produce the very tokens the
+# insert did.
+_FTS_INSERT = (
+    "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (?, ragdown_lexical(?), ragdown_lexical(?),"
+    " ragdown_lexical(?))"
+)
+_TRI_INSERT = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) VALUES (?, ?, ?, ?)"
 _FTS_RESET = """
 DROP TRIGGER IF EXISTS chunks_ai;
 DROP TRIGGER IF EXISTS chunks_ad;
@@ -224,6 +231,10 @@ class PendingFile:
     hash: str
     document: Document
     vectors: Vectors | None
+    # Chunk index -> the vectors of its further windows, for chunks longer than the embedder reads at once
+    # (`embedders.base.WindowedEmbedder`); `vectors` holds each chunk's first window. A backend that keeps
+    # one vector per chunk may ignore them.
+    windows: Mapping[int, Vectors] | None = None
 
 
 def _tags_column(tags: Iterable[str]) -> str:
@@ -275,11 +286,11 @@ def _drop_if_older(conn: sqlite3.Connection) -> None:
 
 def _ensure_lexical_fts(conn: sqlite3.Connection) -> None:
     """Give an index whose FTS tables predate these triggers or these tokens new ones, re-tokenised (once)."""
-    row = conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'chunks_ai'"
-    ).fetchone()
+    triggers = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
     made_by = conn.execute("SELECT value FROM meta WHERE key = ?", (_LEXICAL_KEY,)).fetchone()
-    current = row is not None and LEXICAL_SQL_FUNCTION in str(row[0]) and "chunks_tri" in str(row[0])
+    delete = str(triggers.get("chunks_ad", ""))
+    # `chunks_ai` is the insert trigger of earlier versions: left in place it would index every chunk twice.
+    current = LEXICAL_SQL_FUNCTION in delete and "chunks_tri" in delete and "chunks_ai" not in triggers
     if current and made_by is not None and made_by[0] == lexical_signature():
         return
     log.info("re-tokenising the full-text index (%s)", lexical_signature())
@@ -415,12 +426,19 @@ class Store:
     def write_files(self, pending: Sequence[PendingFile]) -> int:
         """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
         written = 0
+        text_rows: list[tuple[int, str, str, str]] = []
         with self._write() as conn:
             for item in pending:
-                written += self._replace_file(conn, item)
+                written += self._replace_file(conn, item, text_rows)
+            conn.executemany(_FTS_INSERT, text_rows)
+            conn.executemany(_TRI_INSERT, text_rows)
         return written
 
-    def _replace_file(self, conn: sqlite3.Connection, item: PendingFile) -> int:
+    def _replace_file(
+        self, conn: sqlite3.Connection, item: PendingFile, text_rows: list[tuple[int, str, str, str]]
+    ) -> int:
+        """Write one file's rows; its chunks' `(id, breadcrumb, text, aliases)` go to `text_rows`, for the
+        FTS tables."""
         doc = item.document
         meta = doc.meta
         row = conn.execute("SELECT id FROM files WHERE path = ?", (item.path,)).fetchone()
@@ -464,6 +482,7 @@ class Store:
             conn.execute("DELETE FROM trees WHERE file_id = ?", (file_id,))
         alias_text = " ".join(meta.aliases)
         for i, chunk in enumerate(doc.chunks):
+            aliases = alias_text if i == 0 else ""
             cur = conn.execute(
                 "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases,"
                 " node_id) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -475,15 +494,20 @@ class Store:
                     chunk.heading,
                     chunk.breadcrumb,
                     chunk.text,
-                    alias_text if i == 0 else "",
+                    aliases,
                     chunk.node_id,
                 ),
             )
+            chunk_id = int(cur.lastrowid or 0)
+            text_rows.append((chunk_id, chunk.breadcrumb, chunk.text, aliases))
             if item.vectors is not None:
                 vec = np.ascontiguousarray(item.vectors[i], dtype=np.float32)
+                more = item.windows.get(i) if item.windows else None
+                if more is not None and len(more):
+                    vec = np.ascontiguousarray(np.vstack([vec, more]), dtype=np.float32)
                 conn.execute(
                     "INSERT INTO vecs(id, file_id, emb) VALUES (?,?,?)",
-                    (cur.lastrowid, file_id, vec.tobytes()),
+                    (chunk_id, file_id, vec.tobytes()),
                 )
         return len(doc.chunks)
 
@@ -705,6 +729,12 @@ class Store:
         )
         rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def dense_index(self, dim: int) -> DenseMatrix:
+        """The in-memory matrix of this store's vectors (`vectors.py`), one per searcher."""
+        from ragdown.index.vectors import DenseMatrix
+
+        return DenseMatrix(self, dim)
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
         if not ids:

@@ -22,10 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdown.documents import parse_document
-from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown import heap
+from ragdown.documents import Document, parse_document
+from ragdown.index.backend import IndexStore
+from ragdown.index.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
 from ragdown.index.ignore import IgnoreRules
-from ragdown.index.store import PendingFile, Store
+from ragdown.index.store import PendingFile
 from ragdown.index.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
 from ragdown.paths import MAX_DOCUMENT_BYTES
 
@@ -105,13 +107,50 @@ def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None
     return data, None
 
 
+class _WriteBehind:
+    """One batch's store write in a thread of its own while the sync parses and embeds the next: SQLite's
+    work (the FTS5 tokenising above all) runs in C without the GIL, so the two overlap. At most one write is
+    in flight; its bookkeeping runs in the sync's own thread, in order, when it is waited for."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+        self._then: Callable[[int], None] | None = None
+        self._written = 0
+        self._error: BaseException | None = None
+
+    def start(self, write: Callable[[], int], then: Callable[[int], None]) -> None:
+        self.wait()
+
+        def run() -> None:
+            try:
+                self._written = write()
+            except BaseException as err:  # raised in the sync's thread by `wait`
+                self._error = err
+
+        self._then = then
+        self._thread = threading.Thread(target=run, name="ragdown-write", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Wait for the write in flight (if any), then run its bookkeeping, or raise what it raised."""
+        thread, then = self._thread, self._then
+        if thread is None or then is None:
+            return
+        thread.join()
+        self._thread = self._then = None
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+        then(self._written)
+
+
 class Indexer:
     """Keeps one store in step with one docs dir."""
 
     def __init__(
         self,
         root: Path,
-        store: Store,
+        store: IndexStore,
         embedder: Embedder | None,
         *,
         folders: bool,
@@ -138,6 +177,7 @@ class Indexer:
         self._listeners: list[ProgressFn] = []
         self._retired = False
         self._stopping = threading.Event()
+        self._writes = _WriteBehind()
 
     @property
     def syncing(self) -> bool:
@@ -209,12 +249,18 @@ class Indexer:
                     else "this indexer was replaced (the embedder changed); sync again"
                 )
             try:
-                report = self._sync(full)
+                try:
+                    report = self._sync(full)
+                finally:  # a sync that stops keeps what it wrote: the write in flight finishes first
+                    with contextlib.suppress(Exception):
+                        self._writes.wait()
             except Exception as err:
                 self.last_error = str(err)
                 raise
             self.last_error = None
             self.last_sync = report
+            if report.added or report.updated or report.removed:
+                heap.trim()  # the parsed documents and the embedder's batches: back to the system
             return report
 
     def _sync(self, full: bool) -> SyncReport:
@@ -287,6 +333,7 @@ class Indexer:
                 batch, batch_chunks = [], 0
         if batch:
             self._flush(batch, report)
+        self._writes.wait()
         if self.observer is not None and (self._seen_changed or self._seen_added or gone):
             self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
         self._seen_changed, self._seen_added = [], []
@@ -315,20 +362,7 @@ class Indexer:
             for warning in doc.warnings:
                 log.warning("%s: %s", work.stat.path, warning)
             docs.append(doc)
-        vectors: list[np.ndarray | None] = [None] * len(batch)
-        if self.embedder is not None:
-            texts = [c.embed_text for d in docs for c in d.chunks]
-            try:
-                flat = self.embedder.embed_documents(texts) if texts else None
-            except EmbedderError:
-                raise
-            except Exception as err:
-                raise SyncError(f"the embedder failed: {err}") from err
-            offset = 0
-            for i, doc in enumerate(docs):
-                n = len(doc.chunks)
-                vectors[i] = flat[offset : offset + n] if flat is not None else None
-                offset += n
+        vectors, windows = self._embed(docs)
         pending = [
             PendingFile(
                 path=w.stat.path,
@@ -339,10 +373,16 @@ class Indexer:
                 hash=w.digest,
                 document=doc,
                 vectors=vec,
+                windows=more,
             )
-            for w, doc, vec in zip(batch, docs, vectors, strict=True)
+            for w, doc, vec, more in zip(batch, docs, vectors, windows, strict=True)
         ]
-        written = self.store.write_files(pending)
+        self._writes.start(
+            lambda: self.store.write_files(pending), lambda n: self._written(batch, docs, n, report)
+        )
+
+    def _written(self, batch: list[_Work], docs: list[Document], written: int, report: SyncReport) -> None:
+        """A batch's bookkeeping once the store holds it: the report, the history's lists, the progress."""
         report.chunks += written
         for w in batch:
             if self.observer is not None:
@@ -356,6 +396,37 @@ class Indexer:
                 report.added += 1
         for doc in docs:
             self._advance(len(doc.chunks))
+
+    def _embed(self, docs: list[Document]) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
+        """Each document's chunk vectors, and the further windows of its chunks longer than the model reads."""
+        vectors: list[np.ndarray | None] = [None] * len(docs)
+        windows: list[dict[int, Vectors] | None] = [None] * len(docs)
+        chunks = [c for d in docs for c in d.chunks]
+        if self.embedder is None or not chunks:
+            return vectors, windows
+        try:
+            if isinstance(self.embedder, WindowedEmbedder):
+                per_chunk = self.embedder.embed_document_windows(
+                    [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
+                )
+                flat = np.stack([w[0] for w in per_chunk])
+            else:
+                per_chunk = []
+                flat = self.embedder.embed_documents([c.embed_text for c in chunks])
+        except EmbedderError:
+            raise
+        except Exception as err:
+            raise SyncError(f"the embedder failed: {err}") from err
+        offset = 0
+        for i, doc in enumerate(docs):
+            n = len(doc.chunks)
+            vectors[i] = flat[offset : offset + n]
+            more = {
+                j: per_chunk[offset + j][1:] for j in range(n) if per_chunk and len(per_chunk[offset + j]) > 1
+            }
+            windows[i] = more or None
+            offset += n
+        return vectors, windows
 
     def _advance(self, chunks: int) -> None:
         self.progress.files_done += 1

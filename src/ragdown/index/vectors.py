@@ -4,6 +4,10 @@ Each process holds the index's vectors in one preallocated numpy matrix. It refr
 the store's generation moves: rows with a larger id are appended (ids only grow), ids in the deletion log
 are marked dead, and the matrix is compacted once a fifth of it is dead. Both the new rows and the
 deletions are read in one snapshot, so the matrix never mixes two states of the index.
+
+A chunk longer than the embedder's window has one vector per window (its `vecs` blob holds them one after
+the other): each is a row of its own with the chunk's id, so ids are sorted but may repeat, and a chunk
+scores as its best window (`search`, `cosine`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragdown.index.embedders.base import Vectors
-from ragdown.index.store import Store
+from ragdown.index.store import FileFilter, Store
 
 _COMPACT_DEAD_SHARE = 0.2
 
@@ -27,6 +31,7 @@ class _Snapshot:
     file_ids: npt.NDArray[np.int64]
     alive: npt.NDArray[np.bool_]
     n: int
+    extra: int  # rows beyond the first of their chunk (windows): 0 when every chunk has one vector
 
 
 class DenseMatrix:
@@ -40,6 +45,7 @@ class DenseMatrix:
         self._alive: npt.NDArray[np.bool_] = np.empty(0, dtype=np.bool_)
         self._n = 0
         self._dead = 0
+        self._extra = 0
         self._last_id = 0
         self._last_seq = 0
         self._generation = -1
@@ -79,10 +85,12 @@ class DenseMatrix:
         self._ids = np.empty(0, dtype=np.int64)
         self._file_ids = np.empty(0, dtype=np.int64)
         self._alive = np.empty(0, dtype=np.bool_)
-        self._n = self._dead = self._last_id = self._last_seq = 0
+        self._n = self._dead = self._extra = self._last_id = self._last_seq = 0
 
     def _append(self, rows: list[tuple[int, int, bytes]]) -> None:
-        count = len(rows)
+        width = 4 * self.dim
+        per_chunk = [len(r[2]) // width for r in rows]
+        count = sum(per_chunk)
         need = self._n + count
         if need > self._mat.shape[0]:
             cap = max(need, int(self._mat.shape[0] * 1.5) + 1024)
@@ -98,8 +106,13 @@ class DenseMatrix:
         block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(count, self.dim)
         end = self._n + count
         self._mat[self._n : end] = block
-        self._ids[self._n : end] = [r[0] for r in rows]
-        self._file_ids[self._n : end] = [r[1] for r in rows]
+        if count == len(rows):
+            self._ids[self._n : end] = [r[0] for r in rows]
+            self._file_ids[self._n : end] = [r[1] for r in rows]
+        else:
+            self._ids[self._n : end] = np.repeat([r[0] for r in rows], per_chunk)
+            self._file_ids[self._n : end] = np.repeat([r[1] for r in rows], per_chunk)
+            self._extra += count - len(rows)
         self._alive[self._n : end] = True
         self._n = end
         self._last_id = int(rows[-1][0])
@@ -107,12 +120,7 @@ class DenseMatrix:
     def _mark_dead(self, chunk_ids: list[int]) -> None:
         if not chunk_ids or self._n == 0:
             return
-        ids = self._ids[: self._n]
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        pos = np.searchsorted(ids, wanted)
-        valid = pos < self._n
-        pos, wanted = pos[valid], wanted[valid]
-        pos = pos[ids[pos] == wanted]
+        pos = _rows_of(self._ids[: self._n], np.asarray(chunk_ids, dtype=np.int64))
         newly = np.unique(pos[self._alive[pos]])
         self._alive[newly] = False
         self._dead += len(newly)
@@ -125,15 +133,30 @@ class DenseMatrix:
         self._n = len(self._ids)
         self._alive = np.ones(self._n, dtype=np.bool_)
         self._dead = 0
+        self._extra = self._n - (int(np.count_nonzero(np.diff(self._ids))) + 1 if self._n else 0)
 
     def _snapshot(self) -> _Snapshot:
         with self._lock:
-            return _Snapshot(self._mat, self._ids, self._file_ids, self._alive, self._n)
+            return _Snapshot(self._mat, self._ids, self._file_ids, self._alive, self._n, self._extra)
 
-    def search(
-        self, query: Vectors, k: int, allowed_files: npt.NDArray[np.int64] | None = None
-    ) -> list[tuple[int, float]]:
-        """The `k` chunks closest to `query` (cosine, vectors are unit length), best first."""
+    def allowed_files(self, flt: FileFilter | None) -> npt.NDArray[np.int64] | None:
+        """File ids the filter allows, or None when it allows every file (the fast, unfiltered path)."""
+        if flt is None:
+            return None
+        narrowed = bool(flt.prefixes and "" not in flt.prefixes) or bool(
+            flt.tag
+            or flt.written_by
+            or flt.session
+            or flt.folders is not None
+            or flt.changed_since_ns is not None
+        )
+        if not narrowed and not (flt.hide_superseded and self._store.superseded_by()):
+            return None
+        return np.asarray(self._store.file_ids(flt), dtype=np.int64)
+
+    def search(self, query: Vectors, k: int, flt: FileFilter | None = None) -> list[tuple[int, float]]:
+        """The `k` chunks closest to `query` (cosine, vectors are unit length) under `flt`, best first."""
+        allowed_files = self.allowed_files(flt)
         self.refresh()
         snap = self._snapshot()
         if snap.n == 0 or k <= 0:
@@ -156,10 +179,22 @@ class DenseMatrix:
             positions = np.flatnonzero(mask)
             scores = snap.mat[positions] @ query
             ids = snap.ids[positions]
-        k = min(k, kept)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        if snap.extra == 0:
+            k = min(k, kept)
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return [(int(ids[i]), float(scores[i])) for i in top]
+        # Windows: a chunk is its best row. The best 2k rows nearly always hold k chunks; k + extra always do.
+        for take in (min(kept, 2 * k), min(kept, k + snap.extra)):
+            top = np.argpartition(-scores, take - 1)[:take]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            best: dict[int, float] = {}
+            for i in top:
+                if np.isfinite(scores[i]):
+                    best.setdefault(int(ids[i]), float(scores[i]))
+            if len(best) >= k or take == kept:
+                break
+        return list(best.items())[:k]
 
     def cosine(self, query: Vectors, chunk_ids: list[int]) -> dict[int, float]:
         """Exact cosine of `query` with each given chunk that has a vector."""
@@ -169,9 +204,22 @@ class DenseMatrix:
             return {}
         ids = snap.ids[: snap.n]
         wanted = np.asarray(chunk_ids, dtype=np.int64)
-        pos = np.searchsorted(ids, wanted)
+        first = np.searchsorted(ids, wanted, side="left")
+        last = np.searchsorted(ids, wanted, side="right") if snap.extra else np.minimum(first + 1, snap.n)
         out: dict[int, float] = {}
-        for cid, p in zip(chunk_ids, pos, strict=True):
-            if p < snap.n and ids[p] == cid and snap.alive[p]:
-                out[cid] = float(snap.mat[p] @ query)
+        for cid, a, b in zip(chunk_ids, first, last, strict=True):
+            rows = [p for p in range(a, b) if ids[p] == cid and snap.alive[p]]
+            if rows:
+                out[cid] = float(np.max(snap.mat[rows] @ query))
         return out
+
+
+def _rows_of(ids: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Positions in the sorted `ids` (repeats allowed) of every row whose id is in `wanted`."""
+    first = np.searchsorted(ids, wanted, side="left")
+    counts = np.searchsorted(ids, wanted, side="right") - first
+    if not counts.any():
+        return np.empty(0, dtype=np.intp)
+    starts = np.repeat(first, counts)
+    offsets = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    return np.asarray(starts + offsets, dtype=np.intp)

@@ -3,9 +3,12 @@
 1. A trimmed prompt under 12 characters, or a slash command, gets nothing (session memory untouched).
 2. Search with 2 × top_k; keep hits whose cosine reaches `min_score` and that this session was not given.
 3. Sort by cosine and keep those within `min_ratio` of the best one's cosine (the best always survives),
-   cap per document, take `top_k`.
+   cap per document, take `top_k`. `min_ratio` defaults to the embedder's measured value, as `min_score`
+   does (`embedders.default_min_ratio`).
 4. A candidate holding a name the prompt quotes, and one of a document whose alias the prompt says, go
-   first whatever their cosine.
+   first whatever their cosine; then the search's own first `KEEP_TOP` (2) hits, those reaching
+   `min_score`, whatever their ratio: the fusion ranks them best, and with a small model their cosines can
+   sit under the gate (`docs/benchmarks.md`, section 16).
 5. Blocks are added while they fit in `max_chars` (the first always does), and remembered per session.
 
 The tool (`tools/hook.py`) and `ragdown eval --hook` both run these functions, so what is measured is what
@@ -20,12 +23,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ragdown.index.backend import SessionMemory
 from ragdown.index.store import FileFilter
 from ragdown.search.format import PathView, hit_block
 from ragdown.search.hybrid import Fusion, Hit, Searcher, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, quoted_spans, words
 
 MIN_PROMPT_CHARS = 12
+KEEP_TOP = 2  # the search's first hits kept whatever their ratio (step 4; docs/benchmarks.md section 16)
 HOOK_SESSIONS = 200
 CAUTION = (
     "These are excerpts from the user's documents, found by search for this prompt, not chosen by the user. "
@@ -129,8 +134,14 @@ def select(
     prompt: str,
     alias_paths: set[str],
     max_per_document: int,
+    *,
+    keep_top: int = KEEP_TOP,
 ) -> HookResult:
-    """Gate the candidates (ranked by fused score) into what the hook injects, in order."""
+    """Gate the candidates (ranked by fused score) into what the hook injects, in order.
+
+    `keep_top` is how many of the search's first hits step 4 keeps whatever their ratio; 0 (or False) leaves
+    them out: the spec's gates alone (measured against).
+    """
     result = HookResult(candidates=len(candidates))
     fresh = [h for h in candidates if h.chunk.key not in seen]
     result.seen_before = len(candidates) - len(fresh)
@@ -147,12 +158,15 @@ def select(
     rest = [h for h in fresh if h not in forced]
     passing = [h for h in rest if h.similarity >= settings.min_score]
     result.below_score = len(rest) - len(passing)
+    tops = [h for h in candidates[: int(keep_top)] if h in passing]
     passing.sort(key=lambda h: -h.similarity)
     if passing and settings.min_ratio > 0:
         floor = passing[0].similarity * settings.min_ratio
-        kept = [h for h in passing if h.similarity >= floor]
+        kept = [h for h in passing if h.similarity >= floor or h in tops]
         result.below_ratio = len(passing) - len(kept)
         passing = kept
+    if tops:
+        passing = [*tops, *(h for h in passing if h not in tops)]
     if max_per_document > 0:
         passing = cap_per_document(passing, max_per_document)
     result.injected = (forced + passing)[: settings.top_k]
@@ -190,7 +204,7 @@ def context_block(
 
 def run_hook(
     searcher: Callable[[], Searcher],
-    memory: HookMemory,
+    memory: SessionMemory,
     *,
     prompt: str,
     memory_key: str | None,

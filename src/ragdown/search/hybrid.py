@@ -7,7 +7,11 @@
   0.8), and a candidate holding a span the query quotes gains half the best score.
 - A prose query holding a document's alias adds one rank-1 share to each candidate of that document.
 - Fusion `score` (`RAGDOWN_FUSION=score`, measured better with the offline model, `docs/benchmarks.md`):
-  every query fused by score (BM25 0.6; identifier and single-term queries 0.8), alias boost 0.5.
+  every query fused by score, alias boost 0.5. Identifier and single-term queries give BM25 0.9, and so
+  does a CJK query when the embedder does not read CJK (`reads_cjk`); for any other query BM25's share follows
+  how sure each side is (`FusionRule`): more when BM25's best hit holds more of the query's terms, and
+  more of them than the dense side's best hit. A BM25 pool shorter than asked is normalised from 0 (every
+  chunk outside it truly scores 0), so its last hit is not pushed down to "absent".
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
 """
@@ -21,16 +25,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-
 from ragdown.documents import find_links
+from ragdown.index.backend import IndexStore
 from ragdown.index.embedders.base import Embedder, Vectors
-from ragdown.index.store import ChunkRecord, FileFilter, Store
-from ragdown.index.vectors import DenseMatrix
+from ragdown.index.lexical import has_cjk
+from ragdown.index.store import ChunkRecord, FileFilter
 from ragdown.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
+    coverage,
     fts_match,
+    fts_terms,
     holds_phrase,
     is_single_term,
     names_identifier,
@@ -41,8 +46,7 @@ from ragdown.search.query import (
 log = logging.getLogger(__name__)
 
 RRF_K = 60
-LEXICAL_WEIGHT = 0.8  # the BM25 side's share in score fusion for a query naming an identifier
-PROSE_LEXICAL_WEIGHT = 0.6  # and, with fusion "score", for every other query
+LEXICAL_WEIGHT = 0.8  # BM25's share for an identifier query under rrf (score fusion: `FusionRule.routed`)
 BM25_WEIGHTS = (3.0, 1.0, 1.0)  # breadcrumb, text, aliases
 SUBSTRING_PASS = True  # fill a short BM25 pool from the trigram table (`lexical_pool`)
 NAME_BOOST = 0.5  # an alias the query says, or a span it quotes: half the best fused score (1.0)
@@ -63,6 +67,66 @@ def pool_size(top_k: int) -> int:
 def rrf_share(rank: int) -> float:
     """What one list adds for a chunk at 0-based `rank`."""
     return 1.0 / (RRF_K + rank + 1)
+
+
+@dataclass(frozen=True)
+class FusionRule:
+    """BM25's share in score fusion for a prose query, from how sure each side is of its best hit.
+
+    `share = base + coverage × (C_bm25 − pivot) + agreement × (C_bm25 − C_dense) + lead × (L − lead_pivot)`,
+    kept within [`low`, `high`]: C_bm25 and C_dense are the shares of the query's BM25 terms that BM25's best
+    hit and the dense side's best hit hold (`query.coverage`), L is BM25's lead, (s1 − s2) / s1 of its first
+    two scores. A paraphrase that shares few words with its answer leaves BM25 matching stray words (low
+    C_bm25): dense leads. A query whose words BM25's best hit holds, and the dense side's does not (a table
+    cell, a name), leans on BM25. An identifier or single-term query gives BM25 `routed`, and so does a CJK
+    query for an embedder that does not read CJK (`unread`). Tuned on four development sets at once, no
+    loss to either side alone on any (`bench/retrieval_fusion.py`, `docs/benchmarks.md` section 16); BM25's
+    lead added nothing there, so its weight is 0.
+    """
+
+    base: float = 0.6
+    coverage: float = 1.0
+    pivot: float = 0.7
+    agreement: float = 0.5
+    lead: float = 0.0
+    lead_pivot: float = 0.1
+    low: float = 0.2
+    high: float = 0.8
+    routed: float = 0.9
+    unread: float | None = 0.9  # None: a CJK query is weighed as any other
+    short_pool: bool = True  # a BM25 pool shorter than asked is normalised from 0 (`_score_fusion`)
+
+    def share(self, bm25_coverage: float, dense_coverage: float, lead: float) -> float:
+        raw = (
+            self.base
+            + self.coverage * (bm25_coverage - self.pivot)
+            + self.agreement * (bm25_coverage - dense_coverage)
+            + self.lead * (lead - self.lead_pivot)
+        )
+        return min(self.high, max(self.low, raw))
+
+
+FUSION_RULE = FusionRule()
+
+
+def bm25_lead(lexical: Sequence[tuple[int, float]]) -> float:
+    """How far BM25's first score is ahead of its second, as a share of the first (1 for a single hit)."""
+    if not lexical:
+        return 0.0
+    first = lexical[0][1]
+    if len(lexical) < 2:
+        return 1.0
+    return max(0.0, (first - lexical[1][1]) / first) if first > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Pools:
+    """What each retriever found for one query, best first, and the query's vector (None without one)."""
+
+    dense: list[tuple[int, float]]
+    lexical: list[tuple[int, float]]
+    qvec: Vectors | None
+    size: int = 0  # the pool size asked for; a BM25 pool shorter than it found every chunk holding a term
 
 
 @dataclass(frozen=True)
@@ -91,11 +155,14 @@ class SearchOptions:
 class Searcher:
     """Answers queries from whatever the store has committed; never waits for a sync."""
 
-    def __init__(self, store: Store, embedder: Embedder | None, *, folders: bool) -> None:
+    def __init__(self, store: IndexStore, embedder: Embedder | None, *, folders: bool) -> None:
         self.store = store
         self.embedder = embedder
         self.folders = folders
-        self.matrix = DenseMatrix(store, embedder.dim) if embedder is not None else None
+        # An English-only model (`reads_cjk` false) ranks CJK text by noise: a CJK query then leans on BM25.
+        self.reads_cjk = bool(getattr(embedder, "reads_cjk", True))
+        # The backend's dense retriever: SQLite's in-memory matrix, or pgvector's HNSW index.
+        self.matrix = store.dense_index(embedder.dim) if embedder is not None else None
         self._alias_lock = threading.Lock()
         self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
         self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
@@ -111,23 +178,10 @@ class Searcher:
             log.warning("query embedding failed, answering from BM25 alone: %s", err)
             return None
 
-    def _allowed_files(self, flt: FileFilter) -> np.ndarray | None:
-        """File ids the filter allows, or None when it allows every file (the fast, unfiltered path)."""
-        narrowed = bool(flt.prefixes and "" not in flt.prefixes) or bool(
-            flt.tag
-            or flt.written_by
-            or flt.session
-            or flt.folders is not None
-            or flt.changed_since_ns is not None
-        )
-        if not narrowed and not (flt.hide_superseded and self.store.superseded_by()):
-            return None
-        return np.asarray(self.store.file_ids(flt), dtype=np.int64)
-
     def dense_pool(self, qvec: Vectors | None, flt: FileFilter, size: int) -> list[tuple[int, float]]:
         if qvec is None or self.matrix is None:
             return []
-        return self.matrix.search(qvec, size, self._allowed_files(flt))
+        return self.matrix.search(qvec, size, flt)
 
     def lexical_pool(self, query: str, flt: FileFilter, size: int) -> list[tuple[int, float]]:
         """BM25 over the words; when they find fewer than `size` chunks, the substring pass fills the pool."""
@@ -183,17 +237,51 @@ class Searcher:
     # -- search ------------------------------------------------------------------------------------
 
     def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
-        size = opts.pool or pool_size(opts.top_k)
+        return self.rank(query, self.pools(query, flt, opts.pool or pool_size(opts.top_k)), flt, opts)
+
+    def pools(self, query: str, flt: FileFilter, size: int) -> Pools:
+        """Both retrievers' pools of `size` for `query` under `flt`."""
         # BM25 runs in a second thread while the query is embedded and the dense pool scored: SQLite and
         # numpy both release the GIL, so the two pools cost about the slower one, not their sum.
         lexical_future = self._lexical_runner.submit(self.lexical_pool, query, flt, size)
         qvec = self.embed_query(query)
         dense = self.dense_pool(qvec, flt, size)
-        lexical = lexical_future.result()
+        return Pools(dense, lexical_future.result(), qvec, size)
+
+    def lexical_share(
+        self, query: str, pools: Pools, rule: FusionRule = FUSION_RULE, *, routed: bool = False
+    ) -> float:
+        """BM25's share in score fusion for `query` (`FusionRule`); 0 or 1 when one side is empty."""
+        if not pools.lexical:
+            return 0.0
+        if not pools.dense:
+            return 1.0
+        if routed:
+            return rule.routed
+        if rule.unread is not None and not self.reads_cjk and has_cjk(query):
+            return rule.unread
+        top_bm25, top_dense = pools.lexical[0][0], pools.dense[0][0]
+        records = self.store.chunks_by_id([top_bm25, top_dense])
+        terms = fts_terms(query)
+
+        def covered(cid: int) -> float:
+            rec = records.get(cid)
+            if rec is None:
+                return 0.0
+            return coverage(terms, f"{rec.breadcrumb}\n{rec.text}\n{' '.join(rec.file.aliases)}")
+
+        return rule.share(covered(top_bm25), covered(top_dense), bm25_lead(pools.lexical))
+
+    def rank(
+        self, query: str, pools: Pools, flt: FileFilter, opts: SearchOptions, rule: FusionRule = FUSION_RULE
+    ) -> list[Hit]:
+        """Fuse `pools` (`opts.fusion`, `rule` for score fusion) into the hits of `query`, best first."""
+        dense, lexical, qvec = pools.dense, pools.lexical, pools.qvec
         routed = names_identifier(query)
         if opts.fusion == "score":
             routed = routed or is_single_term(query)
-            fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT if routed else PROSE_LEXICAL_WEIGHT)
+            share = self.lexical_share(query, pools, rule, routed=routed)
+            fused = _score_fusion(dense, lexical, share, lexical_size=pools.size if rule.short_pool else 0)
             boost = NAME_BOOST
         elif routed:
             fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT)
@@ -316,23 +404,35 @@ def _rrf(
     return fused
 
 
-def _normalise(pool: Sequence[tuple[int, float]]) -> dict[int, float]:
+def _normalise(pool: Sequence[tuple[int, float]], floor_at_zero: bool = False) -> dict[int, float]:
+    """Min-max over the pool; `floor_at_zero` (a BM25 pool shorter than asked): from 0 instead of its last."""
     if not pool:
         return {}
     values = [s for _, s in pool]
     lo, hi = min(values), max(values)
+    if floor_at_zero and lo > 0:
+        lo = 0.0
     if hi - lo <= 1e-12:
         return {cid: 1.0 for cid, _ in pool}
     return {cid: (s - lo) / (hi - lo) for cid, s in pool}
 
 
 def _score_fusion(
-    dense: Sequence[tuple[int, float]], lexical: Sequence[tuple[int, float]], lexical_weight: float
+    dense: Sequence[tuple[int, float]],
+    lexical: Sequence[tuple[int, float]],
+    lexical_weight: float,
+    *,
+    lexical_size: int = 0,
 ) -> dict[int, tuple[float, set[str]]]:
-    """Each pool min-max normalised over itself, then `(1 - w) × dense + w × lexical` (0 where absent)."""
+    """Each pool min-max normalised over itself, then `(1 - w) × dense + w × lexical` (0 where absent).
+
+    With `lexical_size` (the pool size asked for), a shorter BM25 pool is normalised from 0: it holds every
+    chunk with a query term, and the rest score 0, not its last hit's score.
+    """
+    short = 0 < len(lexical) < lexical_size
     fused: dict[int, tuple[float, set[str]]] = {}
     for name, weight, pool in (("dense", 1.0 - lexical_weight, dense), ("lexical", lexical_weight, lexical)):
-        for cid, norm in _normalise(pool).items():
+        for cid, norm in _normalise(pool, short and name == "lexical").items():
             score, sources = fused.get(cid, (0.0, set()))
             sources.add(name)
             fused[cid] = (score + weight * norm, sources)

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from ragdown.index.lexical import has_cjk, is_cjk, query_pieces, query_text
+from ragdown.index.lexical import has_cjk, is_cjk, lexical_text, query_pieces, query_text
 
 # Common English words that match most chunks: dropping them from the OR query keeps BM25 cost
 # proportional to the words that carry meaning (FTS5 scores every row an OR query matches).
@@ -76,6 +76,21 @@ def fts_terms(query: str) -> list[str]:
     if not terms and has_cjk(query):
         terms = _terms(query_text(query, keep_stop_words=True))
     return terms
+
+
+_INDEX_TOKEN = re.compile(_WORD)
+
+
+def coverage(terms: list[str], text: str) -> float:
+    """The share of a query's BM25 terms (`fts_terms`) that `text` holds as the index reads it.
+
+    A word must be one of the text's tokens, a compound's phrase a run of them; CJK terms are matched
+    against the text's words, bigrams and characters (`lexical.lexical_text`). 0 for a query without terms.
+    """
+    if not terms:
+        return 0.0
+    tokens = " " + " ".join(_INDEX_TOKEN.findall(lexical_text(text).lower())) + " "
+    return sum(f" {term} " in tokens for term in terms) / len(terms)
 
 
 def _quoted(term: str) -> str:

@@ -25,7 +25,7 @@ from ragdown.config import DEFAULT_HF_ENDPOINT, Settings
 from .base import Embedder, EmbedderError, Vectors
 from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
 from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
-from .onnx import DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
+from .onnx import DEFAULT_MIN_RATIO, DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
 from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
 
 KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, "hash", "openai:<model>", "onnx:<dir>")
@@ -43,6 +43,7 @@ __all__ = [
     "OpenAIEmbedder",
     "Vectors",
     "default_fusion",
+    "default_min_ratio",
     "default_min_score",
     "load_configured",
     "load_embedder",
@@ -148,6 +149,22 @@ def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None =
         config = _onnx_dir_config(name)
         return config.min_score if config else DEFAULT_MIN_SCORE
     return DEFAULT_MIN_SCORE
+
+
+def default_min_ratio(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float:
+    """The hook's default `min_ratio` for an embedder spec or name, without loading it.
+
+    A catalog model's measured value (minilm's own; the spec's 0.95 for the others), an `onnx:<dir>`'s
+    `ragdown-embedder.json` value, else 0.95 (behaviour spec A8).
+    """
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config.min_ratio
+    if key.startswith("onnx:"):
+        config = _onnx_dir_config(name)
+        return config.min_ratio if config else DEFAULT_MIN_RATIO
+    return DEFAULT_MIN_RATIO
 
 
 def default_fusion(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> str:

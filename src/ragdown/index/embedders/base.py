@@ -46,3 +46,17 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """Shape (dim,), L2-normalised; applies the model's query prefix where it has one."""
         ...
+
+
+@runtime_checkable
+class WindowedEmbedder(Protocol):
+    """An embedder that reads a limited number of tokens and can embed a longer text window by window."""
+
+    def embed_document_windows(self, heads: Sequence[str], bodies: Sequence[str]) -> list[Vectors]:
+        """One array per text `heads[i] + bodies[i]`, shape (windows, dim), rows L2-normalised.
+
+        A text the model reads whole is one row, equal to `embed_documents`'; a longer one is cut into
+        consecutive windows of its body, each read with the head in front (a chunk's breadcrumb), so the
+        end of a long section is embedded too. Row 0 is the window `embed_documents` would read.
+        """
+        ...

@@ -51,14 +51,16 @@ def token_slot(token: str) -> tuple[int, int]:
 
 def hash_vector(text: str) -> Vectors:
     """The `hash-384` vector of one text, float32, L2-normalised (all zeros when the text has no token)."""
-    counts = [0] * HASH_DIM
+    counts: dict[int, int] = {}  # bucket -> signed count, only the buckets a token fell in
     for token in tokenize(text):
         bucket, sign = token_slot(token)
-        counts[bucket] += sign
+        counts[bucket] = counts.get(bucket, 0) + sign
     # The sum of squares of integers is exact; the division is done in float64 and rounded once to
     # float32, as a JavaScript `Float32Array` store of `v / norm` does.
-    norm = math.sqrt(sum(c * c for c in counts))
-    values = np.asarray(counts, dtype=np.float64)
+    norm = math.sqrt(sum(c * c for c in counts.values()))
+    values = np.zeros(HASH_DIM, dtype=np.float64)
+    if counts:
+        values[list(counts)] = list(counts.values())
     if norm > 0:
         values = values / norm
     return values.astype(np.float32)

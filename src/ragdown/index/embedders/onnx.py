@@ -13,7 +13,11 @@
 - `intra_op_num_threads` is the `threads` given (ragdown passes half the logical cores). The CPU memory
   arena stays on: turning it off saved ~130 MB of peak RSS here but halved 2-thread throughput (each
   pass's activations then go through malloc/mmap and fresh page faults); `cpu_mem_arena=False` is there
-  for hosts where memory matters more than speed.
+  for hosts where memory matters more than speed. Each pass runs with arena shrinkage
+  (`memory.enable_memory_arena_shrinkage`): the pass reuses the arena, and what it grew by goes back at its
+  end, so a server no longer keeps an indexing batch's peak (~300 MB on all-MiniLM-L6-v2) for its whole
+  life. After a session is built the C heap is trimmed (`heap.trim`): the freed protobuf and optimiser
+  copies are ~60 MB (docs/benchmarks.md section 15).
 - `quantize=True` uses a verified, cached per-channel dynamic-int8 copy of the model (see `quantize.py`).
   The vectors stay within cosine 0.99 of the float model's, so the name (and the index built with it) is
   the same either way.
@@ -24,19 +28,24 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
-from tokenizers import Tokenizer
+
+from ragdown import heap
 
 from . import quantize as q
 from ._vectors import l2_normalize
 from .base import EmbedderError, Vectors
+
+if TYPE_CHECKING:  # imported where a model loads: `hash` and `openai:*` never pay for them
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +53,10 @@ Pooling = Literal["cls", "mean"]
 POOLINGS: tuple[Pooling, ...] = ("cls", "mean")
 BATCH_SIZE = 16
 MAX_BATCH_TOKENS = 2048
+MAX_WINDOWS = 16  # windows embedded per chunk; the rest of a longer one (a huge code block) is not
+MIN_WINDOW_TOKENS = 32  # a head leaving less room than this in a window: one window, cut as before
 DEFAULT_MIN_SCORE = 0.8
+DEFAULT_MIN_RATIO = 0.95  # behaviour spec A8's default, for a model never measured otherwise
 CONFIG_FILE = "ragdown-embedder.json"
 
 _INT_TYPES: dict[str, type[np.integer[Any]]] = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
@@ -61,8 +73,12 @@ class OnnxModelConfig:
     document_prefix: str = ""
     min_score: float = DEFAULT_MIN_SCORE
     unrelated_score: float | None = None
+    min_ratio: float = DEFAULT_MIN_RATIO
+    """The hook's default `min_ratio` (share of the best hit's cosine), measured per model as `min_score` is."""
     fusion: str = "rrf"
     """The fusion this model ranked best with when measured (`rrf` or `score`); `RAGDOWN_FUSION` overrides it."""
+    reads_cjk: bool = True
+    """False for a model trained on English alone (minilm): score fusion then leans on BM25 for a CJK query."""
     output: str | None = None
     """Graph output to pool; default `last_hidden_state`, else `token_embeddings`, else the first output."""
 
@@ -70,7 +86,7 @@ class OnnxModelConfig:
     def from_mapping(cls, data: Mapping[str, object], source: str) -> OnnxModelConfig:
         """Validate the JSON of a `ragdown-embedder.json`; any mistake is an `EmbedderError` naming `source`."""
         known = {"pooling", "dim", "max_length", "query_prefix", "document_prefix"}
-        known |= {"min_score", "unrelated_score", "output", "fusion"}
+        known |= {"min_score", "unrelated_score", "min_ratio", "output", "fusion", "reads_cjk"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise EmbedderError(f"{source}: unknown keys {unknown}; accepted keys are {sorted(known)}")
@@ -98,6 +114,16 @@ class OnnxModelConfig:
             if fusion not in ("rrf", "score"):
                 raise EmbedderError(f"{source}: fusion must be rrf or score, not {fusion!r}")
             kwargs["fusion"] = fusion
+        reads_cjk = data.get("reads_cjk")
+        if reads_cjk is not None:
+            if not isinstance(reads_cjk, bool):
+                raise EmbedderError(f"{source}: reads_cjk must be true or false, not {reads_cjk!r}")
+            kwargs["reads_cjk"] = reads_cjk
+        ratio = data.get("min_ratio")
+        if ratio is not None:
+            if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0.0 <= ratio <= 1.0:
+                raise EmbedderError(f"{source}: min_ratio must be a number between 0 and 1, not {ratio!r}")
+            kwargs["min_ratio"] = float(ratio)
         for key in ("min_score", "unrelated_score"):
             value = data.get(key)
             if value is None:
@@ -123,6 +149,8 @@ class OnnxModelConfig:
 
 
 def _session(path: Path, threads: int, cpu_mem_arena: bool) -> ort.InferenceSession:
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, threads)
     options.inter_op_num_threads = 1
@@ -133,7 +161,19 @@ def _session(path: Path, threads: int, cpu_mem_arena: bool) -> ort.InferenceSess
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
+def _run_options(cpu_mem_arena: bool) -> ort.RunOptions:
+    """Each pass gives back at its end what the CPU arena grew by during it (only with an arena)."""
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    if cpu_mem_arena:
+        options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
+
+
 def _load_tokenizer(path: Path, max_length: int) -> Tokenizer:
+    from tokenizers import Tokenizer
+
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception for unreadable or invalid files
@@ -186,6 +226,8 @@ class OnnxEmbedder:
             if not path.is_file():
                 raise EmbedderError(f"the {what} file of {name} is missing: {path}")
         self._tokenizer = _load_tokenizer(tokenizer_path, config.max_length)
+        self._whole: Tokenizer | None = None  # the same tokenizer without truncation, for windows
+        self._whole_lock = threading.Lock()
 
         cache_dir = quantize_cache_dir or model_path.parent
         reuse = self._cached_quantized(model_path, cache_dir) if quantize else None
@@ -224,12 +266,69 @@ class OnnxEmbedder:
         return self._config.unrelated_score
 
     @property
+    def reads_cjk(self) -> bool:
+        return self._config.reads_cjk
+
+    @property
     def config(self) -> OnnxModelConfig:
         return self._config
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         prefix = self._config.document_prefix
         return self._embed([prefix + t for t in texts] if prefix else list(texts))
+
+    def embed_document_windows(self, heads: Sequence[str], bodies: Sequence[str]) -> list[Vectors]:
+        """`WindowedEmbedder`: a text over `max_length` tokens as windows of its body, each after its head.
+
+        The windows are consecutive (no overlap), each `max_length` tokens with the head; at most
+        `MAX_WINDOWS` per text. All windows of all texts go through the model together, sorted by length.
+        """
+        prefix = self._config.document_prefix
+        plans = [self._windows(prefix + head, body) for head, body in zip(heads, bodies, strict=True)]
+        flat = self._embed([w for plan in plans for w in plan])
+        out: list[Vectors] = []
+        at = 0
+        for plan in plans:
+            out.append(flat[at : at + len(plan)])
+            at += len(plan)
+        return out
+
+    def _whole_tokenizer(self) -> Tokenizer:
+        with self._whole_lock:
+            if self._whole is None:
+                from tokenizers import Tokenizer
+
+                whole = Tokenizer.from_str(self._tokenizer.to_str())
+                whole.no_truncation()
+                whole.no_padding()
+                self._whole = whole
+            return self._whole
+
+    def _windows(self, head: str, body: str) -> list[str]:
+        """The texts to embed for `head + body`: itself when the model reads it whole, else its windows."""
+        limit = self._config.max_length
+        text = head + body
+        if len(text) <= limit:  # a token is at least one character: short texts need no tokenising
+            return [text]
+        tokenizer = self._whole_tokenizer()
+        try:
+            total = len(tokenizer.encode(text).ids)
+            if total <= limit:
+                return [text]
+            specials = total - len(tokenizer.encode(text, add_special_tokens=False).ids)
+            room = limit - specials - len(tokenizer.encode(head, add_special_tokens=False).ids)
+            if room < MIN_WINDOW_TOKENS:
+                return [text]
+            offsets = tokenizer.encode(body, add_special_tokens=False).offsets
+        except Exception as exc:
+            raise EmbedderError(f"{self._name} could not tokenise a text: {exc}") from exc
+        windows: list[str] = []
+        for start in range(0, len(offsets), room):
+            if len(windows) == MAX_WINDOWS:
+                break
+            end = min(len(offsets), start + room)
+            windows.append(head + body[offsets[start][0] : offsets[end - 1][1]])
+        return windows or [text]
 
     def embed_query(self, text: str) -> Vectors:
         return np.ascontiguousarray(self._embed([self._config.query_prefix + text])[0], dtype=np.float32)
@@ -264,6 +363,8 @@ class OnnxEmbedder:
         self._session = session
         self._input_types = {n: _INT_TYPES[t] for n, t in inputs.items()}
         self._output = wanted
+        self._run_options = _run_options(self._cpu_mem_arena)
+        heap.trim()
 
     def _probe_dim(self) -> int:
         try:
@@ -401,7 +502,7 @@ class OnnxEmbedder:
                 value = np.broadcast_to(np.arange(ids.shape[1], dtype=np.int64), ids.shape)
             feeds[name] = np.ascontiguousarray(value, dtype=dtype)
         try:
-            (hidden,) = self._session.run([self._output], feeds)
+            (hidden,) = self._session.run([self._output], feeds, self._run_options)
         except Exception as exc:
             raise EmbedderError(f"the ONNX model of {self._name} failed on a batch: {exc}") from exc
         hidden_states: npt.NDArray[np.float32] = np.asarray(hidden, dtype=np.float32)

@@ -29,8 +29,6 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import onnxruntime as ort
-
 RECIPE = "ort-basic-opt+quantize_dynamic(qint8,per_channel):matmul|matmul-ffn-float/1"
 MIN_COSINE = 0.99
 SUFFIX = ".int8-dynamic"
@@ -68,6 +66,8 @@ class SourceFingerprint:
 
     @classmethod
     def of(cls, source: Path) -> SourceFingerprint:
+        import onnxruntime as ort  # imported where used: ~25-100 ms, and `hash` never needs it
+
         stat = source.stat()
         return cls(str(source.resolve()), stat.st_size, stat.st_mtime_ns, ort.__version__, RECIPE)
 
@@ -166,6 +166,8 @@ class Quantizer:
 
     def _optimize(self) -> None:
         assert self._tmp is not None
+        import onnxruntime as ort
+
         self.optimized = Path(self._tmp.name) / "optimized.onnx"
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC

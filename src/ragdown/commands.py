@@ -1,0 +1,139 @@
+"""What `ragdown search` and `ragdown index` print, computed in one place for two callers.
+
+The CLI runs them on an engine of its own when no process serves the folder. When a primary already serves
+it (`ragdown stdio`, or another `ragdown index`), the CLI sends the command over the primary's socket
+(`index/primary.py`: `{"op": "search", ...}` or `{"op": "index", ...}`, one JSON line each way) and the
+primary answers with these same functions, on its loaded model and open index, with the CLI's own settings
+(the request carries the variables `Settings.from_env` reads). So the output is the same either way, and
+the CLI never loads the model again.
+
+A primary answers only when it would give exactly what the CLI alone would: same folder, one-folder mode, no
+extra ignore patterns, and the embedder the CLI's settings name, loaded. Otherwise it says why and the CLI
+works alone, as it always did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragdown.config import SEARCH_TOP_K, ConfigError, Settings
+from ragdown.index.store import FileFilter
+from ragdown.paths import normalise_prefix
+from ragdown.runtime import Runtime
+from ragdown.search.format import cli_line, recall_json
+from ragdown.search.scope import normalise_tag
+
+if TYPE_CHECKING:
+    from ragdown.engine import Engine
+
+# The ops a primary answers for the CLI (beside `sync`, `ping` and `watch`).
+CLI_OPS = ("search", "index")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """`ragdown search DIR QUERY [--top-k] [--path-prefix] [--tag] [--json]`."""
+
+    query: str
+    top_k: int
+    path_prefix: str | None = None
+    tag: str | None = None
+    as_json: bool = False
+
+
+def search_output(settings: Settings, engine: Engine, request: SearchRequest) -> str:
+    """Sync (in the primary), search and format: exactly what `ragdown search` writes to stdout."""
+    if engine.indexer is not None:
+        engine.sync()
+    flt = FileFilter(
+        prefixes=(normalise_prefix(request.path_prefix),) if request.path_prefix else (),
+        tag=normalise_tag(request.tag) if request.tag else None,
+    )
+    low, high = SEARCH_TOP_K
+    opts = Runtime(settings, engine).search_options(max(low, min(high, request.top_k)))
+    hits = engine.search(request.query, flt, opts)
+    if request.as_json:
+        return recall_json(hits, settings.text_limit) + "\n"
+    if not hits:
+        return "No matching documents.\n"
+    return "".join(cli_line(hit) + "\n" for hit in hits)
+
+
+def index_output(report: Mapping[str, Any], as_json: bool) -> str:
+    """What `ragdown index` writes to stdout for a sync report."""
+    if as_json:
+        import json
+
+        return json.dumps(report, separators=(",", ":")) + "\n"
+    return (
+        f"{report['added']} added, {report['updated']} updated, {report['removed']} removed, "
+        f"{report['unchanged']} unchanged; {report['chunks']} chunks in {report['ms']} ms\n"
+    )
+
+
+def _embedder_identity(settings: Settings, spec: str) -> tuple[object, ...]:
+    """What decides which embedder a process loads (and so which vectors a query gets)."""
+    return (
+        spec,
+        settings.embedder_chosen,
+        settings.quantize,
+        str(settings.models_dir),
+        settings.hf_endpoint,
+        settings.embedding_url,
+    )
+
+
+def why_not(engine: Engine, settings: Settings, root: Path) -> str | None:
+    """Why this primary would not answer exactly as the CLI alone would; None when it can."""
+    if engine.folders or engine.mode != "stdio":
+        return "this primary serves folders (ragdown serve)"
+    if engine.root != root:
+        return f"this primary serves {engine.root}, not {root}"
+    if engine.ignore:
+        return "this primary indexes with extra --ignore patterns"
+    if engine.error or engine.embedder is None or engine.embedder_error:
+        return "this primary has no embedder loaded"
+    ours = _embedder_identity(engine.settings, engine.embedder_spec or engine.settings.embedder)
+    if _embedder_identity(settings, settings.embedder) != ours:
+        return "the CLI's settings name another embedder than this primary's"
+    return None
+
+
+def answer(engine: Engine, request: Mapping[str, Any]) -> dict[str, Any]:
+    """A primary's answer to a CLI op: `{"ok": true, "output": text}`, or `{"ok": false, "error": why}`
+    (the CLI then works alone)."""
+    env, root = request.get("env"), request.get("root")
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        return {"ok": False, "error": "env must be an object of strings"}
+    if not isinstance(root, str):
+        return {"ok": False, "error": "root must be a path"}
+    try:
+        settings = Settings.from_env(env).with_docs_dir(Path(root))
+    except ConfigError as err:
+        return {"ok": False, "error": str(err)}
+    why = why_not(engine, settings, Path(root))
+    if why is not None:
+        return {"ok": False, "error": why}
+    op = request.get("op")
+    if op == "index":
+        output = index_output(engine.sync(bool(request.get("full"))), bool(request.get("json")))
+    elif op == "search":
+        query, top_k = request.get("query"), request.get("top_k")
+        path_prefix, tag = request.get("path_prefix"), request.get("tag")
+        if not isinstance(query, str) or not isinstance(top_k, int) or isinstance(top_k, bool):
+            return {"ok": False, "error": "query must be a string and top_k a whole number"}
+        if not (path_prefix is None or isinstance(path_prefix, str)) or not (
+            tag is None or isinstance(tag, str)
+        ):
+            return {"ok": False, "error": "path_prefix and tag must be strings"}
+        output = search_output(
+            settings,
+            engine,
+            SearchRequest(query, top_k, path_prefix, tag, bool(request.get("json"))),
+        )
+    else:
+        return {"ok": False, "error": f"unknown op {op!r}"}
+    return {"ok": True, "output": output}
