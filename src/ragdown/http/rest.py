@@ -58,7 +58,7 @@ from ragdown.tools.read import RECALL, RecallArgs, file_lines
 from ragdown.tools.versions import followed, version_bytes
 from ragdown.tools.write import EditArgs, MoveArgs, lint_warnings, move_path
 from ragdown.toolsets.readmedb_base import created_ms, head, ms, updated_ms
-from ragdown.toolsets.readmedb_files import ListArgs, PatchArgs, ReadArgs, patch_text
+from ragdown.toolsets.readmedb_files import ListArgs, PatchArgs, ReadArgs, line_range, patch_text
 
 PREFIX = "/api/v1"
 WHO = "rest"  # who the version history says made a change through these routes (the caller is the session)
@@ -518,16 +518,10 @@ async def read_file(call: Call, a: ReadArgs) -> Reply:
         )
         if a.start_line is None and a.end_line is None:
             return out
-        first = a.start_line or 1
-        last = min(a.end_line or total, total)
-        if a.end_line is not None and a.end_line < first:
-            raise bad_request(f"start_line {first} is after end_line {a.end_line}")
-        if total and first > total:
-            raise bad_request(f"start_line {first} is past the end: {name} has {total} lines")
-        if total:
-            out.content = "\n".join(lines[first - 1 : last])
-            out.partial = first > 1 or last < total
-        out.start_line, out.end_line = first, last
+        part = line_range(lines, a.start_line, a.end_line, name)
+        if part.content is not None:
+            out.content, out.partial = part.content, part.partial
+        out.start_line, out.end_line = part.first, part.last
         return out
 
     return Reply(await ctx.run(work))

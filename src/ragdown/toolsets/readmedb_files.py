@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import Field
 
@@ -156,17 +156,34 @@ def read_file(ctx: ToolContext, a: ReadArgs) -> dict[str, Any]:
     }
     if a.start_line is None and a.end_line is None:
         return out
-    first = a.start_line or 1
-    last = min(a.end_line or total, total)
-    if a.end_line is not None and a.end_line < first:
-        raise bad_request(f"start_line {first} is after end_line {a.end_line}")
-    if total and first > total:
-        raise bad_request(f'start_line {first} is past the end: "{name}" has {total} lines')
-    if total:
-        out["content"] = "\n".join(lines[first - 1 : last])
-        out["partial"] = first > 1 or last < total
-    out["start_line"], out["end_line"] = first, last
+    part = line_range(lines, a.start_line, a.end_line, f'"{name}"')
+    if part.content is not None:
+        out["content"], out["partial"] = part.content, part.partial
+    out["start_line"], out["end_line"] = part.first, part.last
     return out
+
+
+class LineRange(NamedTuple):
+    content: str | None  # the lines asked for; None when the file has none
+    partial: bool
+    first: int
+    last: int
+
+
+def line_range(lines: list[str], start: int | None, end: int | None, shown: str) -> LineRange:
+    """Lines `start`..`end` (1-based, inclusive, `end` capped at the last line) of a file's `lines`, as
+    `read_file` and REST's `GET /files/{path}` answer them; a range that is backwards or past the end is
+    refused, naming the file (`shown`)."""
+    total = len(lines)
+    first = start or 1
+    last = min(end or total, total)
+    if end is not None and end < first:
+        raise bad_request(f"start_line {first} is after end_line {end}")
+    if total and first > total:
+        raise bad_request(f"start_line {first} is past the end: {shown} has {total} lines")
+    if not total:
+        return LineRange(None, False, first, last)
+    return LineRange("\n".join(lines[first - 1 : last]), first > 1 or last < total, first, last)
 
 
 class ReadManyArgs(Args):

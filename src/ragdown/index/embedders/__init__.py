@@ -131,23 +131,32 @@ def _onnx_dir_config(name: str) -> OnnxModelConfig | None:
         return None
 
 
+def _measured(name: str, catalog: Mapping[str, CatalogModel] | None) -> OnnxModelConfig | None:
+    """What was measured of an embedder, without loading it: a catalog model's config, an `onnx:<dir>`'s
+    `ragdown-embedder.json`; None for anything never measured (`hash`, `openai:*`, an unreadable dir)."""
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config
+    if key.startswith("onnx:"):
+        return _onnx_dir_config(name)
+    return None
+
+
 def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float:
     """The hook's default `min_score` for an embedder spec or name, without loading it.
 
     The measured floor of a catalog model; an `onnx:<dir>`'s `ragdown-embedder.json` value; 0.8 for
     anything never measured (`hash`, `openai:*`), as behaviour spec A8 says.
     """
-    models = CATALOG if catalog is None else catalog
+    config = _measured(name, catalog)
+    if config is not None:
+        return config.min_score
     key = name.strip().lower()
-    if key in models:
-        return models[key].config.min_score
     if key in ("hash", HASH_NAME):
         return HASH_MIN_SCORE
     if key.startswith("openai:"):
         return OPENAI_MIN_SCORE
-    if key.startswith("onnx:"):
-        config = _onnx_dir_config(name)
-        return config.min_score if config else DEFAULT_MIN_SCORE
     return DEFAULT_MIN_SCORE
 
 
@@ -157,38 +166,20 @@ def default_min_ratio(name: str, *, catalog: Mapping[str, CatalogModel] | None =
     A catalog model's measured value (minilm's own; the spec's 0.95 for the others), an `onnx:<dir>`'s
     `ragdown-embedder.json` value, else 0.95 (behaviour spec A8).
     """
-    models = CATALOG if catalog is None else catalog
-    key = name.strip().lower()
-    if key in models:
-        return models[key].config.min_ratio
-    if key.startswith("onnx:"):
-        config = _onnx_dir_config(name)
-        return config.min_ratio if config else DEFAULT_MIN_RATIO
-    return DEFAULT_MIN_RATIO
+    config = _measured(name, catalog)
+    return config.min_ratio if config is not None else DEFAULT_MIN_RATIO
 
 
 def default_fusion(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> str:
     """The fusion an embedder was measured best with: `score` for minilm, the spec's `rrf` for the rest."""
-    models = CATALOG if catalog is None else catalog
-    key = name.strip().lower()
-    if key in models:
-        return models[key].config.fusion
-    if key.startswith("onnx:"):
-        config = _onnx_dir_config(name)
-        return config.fusion if config else "rrf"
-    return "rrf"
+    config = _measured(name, catalog)
+    return config.fusion if config is not None else "rrf"
 
 
 def unrelated_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float | None:
     """The highest cosine an unrelated prompt reached when the model was measured; `None` if never measured."""
-    models = CATALOG if catalog is None else catalog
-    key = name.strip().lower()
-    if key in models:
-        return models[key].config.unrelated_score
-    if key.startswith("onnx:"):
-        config = _onnx_dir_config(name)
-        return config.unrelated_score if config else None
-    return None
+    config = _measured(name, catalog)
+    return config.unrelated_score if config is not None else None
 
 
 def min_score_warning(name: str, min_score: float) -> str | None:
