@@ -63,6 +63,7 @@ def test_status_is_open_and_mcp_is_guarded(docs: Path, start_app: StartServer) -
     status = raw.json()
     assert (status["files"], status["chunks"], status["ready"], status["auth_required"]) == (1, 2, True, True)
     assert status["version"]
+    assert status["index"] == "sqlite"
     assert status["settings"]["hook"] == {
         "top_k": 4,
         "min_score": 0.2,

@@ -74,7 +74,10 @@ def replicas(tmp_path: Path, postgres_url: str) -> Any:
     try:
         first = start_serve(tmp_path / "a", {**env, "RAGDOWN_DATA_DIR": str(tmp_path / "a" / "data")})
         servers.append(first)
-        _wait(first, lambda b: b.get("role") == "primary" and b.get("last_sync"), "the first never indexed")
+        status = _wait(
+            first, lambda b: b.get("role") == "primary" and b.get("last_sync"), "the first never indexed"
+        )
+        assert status["index"] == "postgres"
         second = start_serve(tmp_path / "b", {**env, "RAGDOWN_DATA_DIR": str(tmp_path / "b" / "data")})
         servers.append(second)
         _wait(

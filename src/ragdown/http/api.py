@@ -240,6 +240,7 @@ async def status(api: Api, request: Request) -> Response:
         "read_only": api.read_only,
         "history": engine.history is not None,
         "role": engine.role,
+        "index": engine.backend.name,
         "embedder": engine.embedder.name if engine.embedder else None,
         "files": files,
         "chunks": chunks,
