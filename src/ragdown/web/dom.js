@@ -167,6 +167,19 @@ export function notice(kind, ...children) {
   );
 }
 
+/** The page a folder view shows for a folder name that does not exist (or the caller may not see). */
+export function mountNoSuchFolder(main, name) {
+  mount(
+    main,
+    h(
+      "div",
+      { class: "page" },
+      h("h1", { tabindex: "-1" }, "No such folder"),
+      notice("error", `There is no folder named ${name}.`),
+    ),
+  );
+}
+
 export function spinner(label = "Loading…") {
   return h("p", { class: "loading", "aria-busy": "true" }, label);
 }

@@ -4,7 +4,7 @@
 
 import { api } from "./api.js";
 import { mcpConfigBlock } from "./connect.js";
-import { h, mount, notice } from "./dom.js";
+import { h, mount, mountNoSuchFolder, notice } from "./dom.js";
 import { toast, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
 import {
@@ -21,15 +21,7 @@ import { HOOK_FIELDS, markInvalid, minScoreWarning, parseSetting, settingControl
 export async function renderFolderSettings(main, route) {
   let folder = folderByName(route.folder);
   if (!folder) {
-    mount(
-      main,
-      h(
-        "div",
-        { class: "page" },
-        h("h1", { tabindex: "-1" }, "No such folder"),
-        notice("error", `There is no folder named ${route.folder}.`),
-      ),
-    );
+    mountNoSuchFolder(main, route.folder);
     return {};
   }
 

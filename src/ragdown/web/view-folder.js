@@ -1,7 +1,7 @@
 // A folder's own page, beside its document list: what it is, and its recently changed documents.
 
 import { api } from "./api.js";
-import { basename, fmtDate, h, mount, notice, plural, relPath, spinner } from "./dom.js";
+import { basename, fmtDate, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner } from "./dom.js";
 import { routes } from "./router.js";
 import { folderByName, readOnly } from "./state.js";
 import { folderBadges } from "./view-home.js";
@@ -13,15 +13,7 @@ export async function renderFolder(main, route, { signal }) {
   const name = route.folder;
   const folder = folderByName(name);
   if (!folder) {
-    mount(
-      main,
-      h(
-        "div",
-        { class: "page" },
-        h("h1", { tabindex: "-1" }, "No such folder"),
-        notice("error", `There is no folder named ${name}.`),
-      ),
-    );
+    mountNoSuchFolder(main, name);
     return {};
   }
   const recentEl = h("div", {}, spinner());

@@ -2,7 +2,7 @@
 // version and Restore (its last version written back, through the same door as every write).
 
 import { api } from "./api.js";
-import { fmtSize, h, mount, notice, plural, relPath, spinner } from "./dom.js";
+import { fmtSize, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner } from "./dom.js";
 import { toast } from "./dialogs.js";
 import { restoredText, restoreVersion, timeText, whoText } from "./history.js";
 import { navigate, routes } from "./router.js";
@@ -12,15 +12,7 @@ export async function renderTrash(main, route, { signal }) {
   const name = route.folder;
   const folder = folderByName(name);
   if (!folder) {
-    mount(
-      main,
-      h(
-        "div",
-        { class: "page" },
-        h("h1", { tabindex: "-1" }, "No such folder"),
-        notice("error", `There is no folder named ${name}.`),
-      ),
-    );
+    mountNoSuchFolder(main, name);
     return {};
   }
   const listEl = h("div", { class: "trash-host" }, spinner());
