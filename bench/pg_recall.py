@@ -31,9 +31,10 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from _common import exit_cleanly_on_sigterm, median, table, write_result
-from ragdown.index import pgstore
+from ragdown.index.pghnsw import HnswSettings
 
 EF_SWEEP = (40, 100, 200, 400)
+DEFAULT = HnswSettings()
 
 
 def real_vectors(path: Path) -> tuple[np.ndarray, str]:
@@ -155,7 +156,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--like", type=Path, required=True, help="an index.sqlite built with a real model")
     parser.add_argument("--sizes", default="100000")
-    parser.add_argument("--builds", default=f"{pgstore.HNSW_M}:{pgstore.HNSW_EF_CONSTRUCTION},16:128")
+    parser.add_argument("--builds", default=f"{DEFAULT.m}:{DEFAULT.ef_construction},16:128")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument(
         "--ef", default=",".join(map(str, EF_SWEEP)), help="the hnsw.ef_search values to sweep (1 to 1000)"

@@ -10,7 +10,7 @@ own test embedder, so `ragdown serve` can load the same one), embedded once up f
 backends. Then, for each backend:
 
 - index throughput through the real sync (`Indexer`: walk, read, parse, write): the first load (PostgreSQL's
-  HNSW index built after it, as a bulk load should; its build timed on its own), and an incremental sync of
+  HNSW graph built once after it by the sync itself, `pghnsw.py`; its build timed on its own), and an incremental sync of
   1% more sections into the full index (HNSW maintained row by row);
 - hybrid search (`Searcher.search`, top 8) p50 and p99 over the same queries, interleaved; dense and BM25
   pools alone;
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import random
 import shutil
@@ -50,9 +51,9 @@ from pgvector.psycopg import register_vector
 
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index import pgstore
 from ragdown.index.embedders import HashEmbedder
 from ragdown.index.embedders.base import Vectors
+from ragdown.index.pghnsw import HnswSettings
 from ragdown.index.pgprimary import PgPrimaryLock
 from ragdown.index.pgstore import PostgresBackend
 from ragdown.index.store import FileFilter, IndexMeta, Store
@@ -66,6 +67,7 @@ SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 50
 VOCABULARY = 30_000
 EF_SWEEP = (40, 100, 200, 400, 800)
+DEFAULT_HNSW = HnswSettings()
 
 
 class CachedEmbedder(HashEmbedder):
@@ -129,6 +131,25 @@ def sync_rate(indexer: Indexer) -> tuple[float, int]:
     return seconds, report.chunks
 
 
+class GraphBuilds(logging.Handler):
+    """The seconds of the HNSW builds a sync ran, read from `pghnsw`'s own log line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.seconds = 0.0
+        logger = logging.getLogger("ragdown.index.pghnsw")
+        logger.setLevel(logging.INFO)
+        logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("built the vector index") and isinstance(record.args, tuple):
+            self.seconds += float(str(record.args[-1]))
+
+    def take(self) -> float:
+        logging.getLogger("ragdown.index.pghnsw").removeHandler(self)
+        return self.seconds
+
+
 def drop_hnsw(url: str, schema: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
@@ -136,8 +157,8 @@ def drop_hnsw(url: str, schema: str) -> None:
         )
 
 
-def build_hnsw(url: str, schema: str, m: int = pgstore.HNSW_M, ef_construction: int | None = None) -> float:
-    ef_construction = ef_construction or pgstore.HNSW_EF_CONSTRUCTION
+def build_hnsw(url: str, schema: str, m: int = DEFAULT_HNSW.m, ef_construction: int | None = None) -> float:
+    ef_construction = ef_construction or DEFAULT_HNSW.ef_construction
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '3GB'")
         conn.execute(f"SET max_parallel_maintenance_workers = {max(1, (os.cpu_count() or 2) - 1)}")
@@ -327,6 +348,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def phase(size: int, name: str) -> None:
+    """One line on stderr per step, so a long run shows where it is."""
+    print(f"{time.strftime('%H:%M:%S')} {size:,}: {name}", file=sys.stderr, flush=True)
+
+
 def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"sections": size}
     docs = work / f"docs-{size}"
@@ -337,6 +363,7 @@ def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[
     rng = random.Random(7)
     queries = rng.sample(queries, min(args.queries, len(queries)))
 
+    phase(size, "embed")
     embedder = CachedEmbedder()
     started = time.perf_counter()
     # Every section embedded once (the same vectors for both backends), outside the timed syncs.
@@ -345,27 +372,30 @@ def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[
     shutil.rmtree(work / f"warm-{size}")
     meta = IndexMeta(embedder=embedder.name, dim=embedder.dim, chunker_version=CHUNKER_VERSION)
 
+    phase(size, "sqlite load")
     # -- SQLite -------------------------------------------------------------------------------------
     sqlite_dir = work / f"sqlite-{size}"
     store = Store(sqlite_dir, writable=True)
     store.ensure_meta(meta)
     seconds, chunks = sync_rate(Indexer(docs, store, embedder, folders=True))
     result["sqlite_load"] = {"s": round(seconds, 1), "sections_per_s": round(chunks / seconds)}
+    phase(size, "postgres load")
     # -- PostgreSQL ---------------------------------------------------------------------------------
     index_id = f"bench_{size}"
     backend = PostgresBackend(url, index_id, docs)
     lock = pg_lock(backend)
     pg_store = backend.open_store(writable=True)
     pg_store.ensure_meta(meta)
-    drop_hnsw(url, backend.schema)
+    graph_builds = GraphBuilds()  # the sync drops the graph before this load and builds it after (pghnsw.py)
     seconds, chunks = sync_rate(Indexer(docs, pg_store, embedder, folders=True))
-    hnsw_s = build_hnsw(url, backend.schema)
+    hnsw_s = graph_builds.take()
     result["pg_load"] = {
-        "s": round(seconds, 1),
-        "sections_per_s": round(chunks / seconds),
+        "s": round(seconds - hnsw_s, 1),
+        "sections_per_s": round(chunks / (seconds - hnsw_s)),
         "hnsw_build_s": round(hnsw_s, 1),
-        "sections_per_s_with_hnsw_build": round(chunks / (seconds + hnsw_s)),
+        "sections_per_s_with_hnsw_build": round(chunks / seconds),
     }
+    phase(size, "incremental")
     # -- incremental: 1% more sections into the full indexes ----------------------------------------
     extra = max(10, files // 100)
     write_corpus(docs, extra, files, seed=size + 1)
@@ -379,6 +409,7 @@ def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[
     lock.release()
     store.close()
 
+    phase(size, "search")
     # -- search -------------------------------------------------------------------------------------
     reader = Store(sqlite_dir, writable=False)
     searchers = {
@@ -399,6 +430,7 @@ def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[
     backend.close()
     del searchers, matrix, snap, embedder
 
+    phase(size, "serve")
     # -- serve: memory and 50 MCP clients -----------------------------------------------------------
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -455,6 +487,7 @@ def run_size(size: int, url: str, work: Path, args: argparse.Namespace) -> dict[
                 proc.wait(60)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    phase(size, "other builds")
     # -- other HNSW builds: recall against ef_construction and m (the default one is rebuilt last) -----
     builds = []
     for m, efc in args.builds:
@@ -601,9 +634,9 @@ def main() -> None:
         "pg_scale",
         {
             "settings": {
-                "ef_search": pgstore.EF_SEARCH,
-                "m": pgstore.HNSW_M,
-                "ef_construction": pgstore.HNSW_EF_CONSTRUCTION,
+                "ef_search": DEFAULT_HNSW.ef_search,
+                "m": DEFAULT_HNSW.m,
+                "ef_construction": DEFAULT_HNSW.ef_construction,
             },
             "results": results,
         },

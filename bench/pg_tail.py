@@ -64,13 +64,9 @@ def build(url: str, work: Path, sections: int) -> tuple[Path, list[str]]:
     store = backend.open_store(writable=True)
     embedder = HashEmbedder()
     store.ensure_meta(IndexMeta(embedder=embedder.name, dim=embedder.dim, chunker_version=CHUNKER_VERSION))
-    if fresh:
-        pg_scale.drop_hnsw(url, backend.schema)
     started = time.perf_counter()
     seconds, chunks = pg_scale.sync_rate(Indexer(docs, store, embedder, folders=True))
     print(f"sync: {chunks} sections in {seconds:.1f} s", file=sys.stderr, flush=True)
-    if fresh:
-        print(f"hnsw build: {pg_scale.build_hnsw(url, backend.schema):.1f} s", file=sys.stderr, flush=True)
     print(f"load: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     lock.release()
     backend.close()
@@ -232,7 +228,11 @@ def main() -> None:
         finally:
             if server is not None:
                 server.cleanup()
-    result["settings"] = {"sections": args.sections, "queries": len(queries), "ef_search": pgstore.EF_SEARCH}
+    result["settings"] = {
+        "sections": args.sections,
+        "queries": len(queries),
+        "ef_search": pg_scale.DEFAULT_HNSW.ef_search,
+    }
     path = write_result("pg_tail", result)
     for name, plans in result["explain"].items():
         for q, ps in plans.items():

@@ -49,3 +49,17 @@ def test_notes_dir_must_stay_inside(bad: str) -> None:
 def test_notes_dir_dot_is_the_root() -> None:
     assert validate_notes_dir(".") == "."
     assert validate_notes_dir("./agent/notes/") == "agent/notes"
+
+
+def test_the_hnsw_settings_are_checked(tmp_path: Path) -> None:
+    base = {"RAGDOWN_DOCS_DIR": str(tmp_path)}
+    settings = Settings.from_env(base)
+    assert (settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search) == (16, 64, 400)
+    with pytest.raises(
+        ConfigError, match="RAGDOWN_HNSW_EF_CONSTRUCTION must be at least twice RAGDOWN_HNSW_M"
+    ):
+        Settings.from_env({**base, "RAGDOWN_HNSW_M": "48"})
+    with pytest.raises(ConfigError, match="RAGDOWN_HNSW_M must be between 2 and 100"):
+        Settings.from_env({**base, "RAGDOWN_HNSW_M": "1"})
+    with pytest.raises(ConfigError, match="RAGDOWN_HNSW_EF_SEARCH must be between 1 and 1000"):
+        Settings.from_env({**base, "RAGDOWN_HNSW_EF_SEARCH": "5000"})

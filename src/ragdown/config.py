@@ -206,6 +206,17 @@ SETTINGS: tuple[Setting, ...] = (
             "With RAGDOWN_DATABASE_URL: the index's name in the database (letters, digits, _ and -; up to 40). "
             "Replicas with the same name share one index; unset, a hash of the mode and the docs directory's "
             "path, so replicas must mount the docs at the same path.", check=validate_index_id),
+    # pgvector's HNSW graph (index/pghnsw.py); the measured trade-offs are in docs/benchmarks.md section 14.
+    Setting("hnsw_m", "RAGDOWN_HNSW_M", "int", 16, "HNSW links per vector",
+            "With RAGDOWN_DATABASE_URL: the graph's links per vector (pgvector's m). More finds more of the "
+            "true nearest sections at a million and up, for a longer build; the primary rebuilds the graph "
+            "when it changes.", minimum=2, maximum=100),
+    Setting("hnsw_ef_construction", "RAGDOWN_HNSW_EF_CONSTRUCTION", "int", 64, "HNSW build candidates",
+            "With RAGDOWN_DATABASE_URL: candidates weighed per vector while the graph is built (at least "
+            "twice RAGDOWN_HNSW_M); the primary rebuilds the graph when it changes.", minimum=4, maximum=1000),
+    Setting("hnsw_ef_search", "RAGDOWN_HNSW_EF_SEARCH", "int", 400, "HNSW search candidates",
+            "With RAGDOWN_DATABASE_URL: candidates a dense search walks (pgvector's hnsw.ef_search): more "
+            "finds more of the true nearest sections, more slowly.", minimum=1, maximum=1000),
     Setting("embedder", "RAGDOWN_EMBEDDER", "str", DEFAULT_EMBEDDER, "Embedder",
             "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), openai:<model> or "
             "onnx:<dir>. A new one is loaded first, then the index is rebuilt with it.",
@@ -403,6 +414,9 @@ class Settings:
     data_dir_override: Path | None = None
     database_url: str | None = None  # RAGDOWN_DATABASE_URL: the index in PostgreSQL (index/backend.py)
     index_id: str | None = None
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    hnsw_ef_search: int = 400
     models_dir: Path = field(default_factory=lambda: _cache_root(os.environ) / "models")
     cache_root: Path = field(default_factory=lambda: _cache_root(os.environ))
     embedder: str = DEFAULT_EMBEDDER
@@ -450,6 +464,9 @@ class Settings:
             data_dir_override=values["data_dir"],
             database_url=values["database_url"],
             index_id=values["index_id"],
+            hnsw_m=values["hnsw_m"],
+            hnsw_ef_construction=_ef_construction(values),
+            hnsw_ef_search=values["hnsw_ef_search"],
             models_dir=values["models_dir"] or cache_root / "models",
             cache_root=cache_root,
             embedder=values["embedder"],
@@ -514,6 +531,16 @@ class Settings:
         docs = self.require_docs_dir()
         digest = hashlib.sha256(f"{mode}:{docs}".encode()).hexdigest()[:16]
         return self.cache_root / digest
+
+
+def _ef_construction(values: Mapping[str, Any]) -> int:
+    """`RAGDOWN_HNSW_EF_CONSTRUCTION`, which pgvector wants at least twice `RAGDOWN_HNSW_M`."""
+    m, ef = int(values["hnsw_m"]), int(values["hnsw_ef_construction"])
+    if ef < 2 * m:
+        raise ConfigError(
+            f"RAGDOWN_HNSW_EF_CONSTRUCTION must be at least twice RAGDOWN_HNSW_M ({2 * m}), not {ef}"
+        )
+    return ef
 
 
 def _env_only(env: Mapping[str, str], key: str, values: Mapping[str, Any]) -> Any:

@@ -71,6 +71,11 @@ class IndexStore(Protocol):
         ...
 
     # -- writes (primary) -----------------------------------------------------------------------------
+    def loading(self, files: int) -> contextlib.AbstractContextManager[None]:
+        """Around one sync's writes of `files` changed files: a store may put index upkeep off to the end
+        (PostgreSQL builds its HNSW graph once after a large load)."""
+        ...
+
     def write_files(self, pending: Sequence[PendingFile]) -> int: ...
     def touch_file(self, path: str, size: int, stat_mtime_ns: int) -> None: ...
     def remove_files(self, paths: Iterable[str]) -> int: ...
@@ -258,7 +263,10 @@ def open_backend(settings: Settings, root: Path, data_dir: Path, mode: Mode) -> 
                 f"RAGDOWN_DATABASE_URL is set, but PostgreSQL support is not installed ({err}): "
                 "pip install 'ragdown[postgres]'"
             ) from None
-        return PostgresBackend(settings.database_url, index_name(settings, root, mode), root)
+        from ragdown.index.pghnsw import HnswSettings
+
+        hnsw = HnswSettings(settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search)
+        return PostgresBackend(settings.database_url, index_name(settings, root, mode), root, hnsw)
     return SqliteBackend(data_dir)
 
 

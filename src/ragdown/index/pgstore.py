@@ -9,8 +9,9 @@ pgvector). The index of one docs dir is one schema, `ragdown_<index id>` (`backe
   substring pass), its folded text (`fold`, to confirm a substring) and its token count (`ntok`, BM25's
   document length; the sum and the count are kept in `meta`).
 - `vecs(id, file_id, emb vector(dim))` with an HNSW index (`vector_cosine_ops`; `halfvec` past 2,000
-  dimensions), made for the embedder's dimension when the index is (re)built. Searched with
-  `hnsw.ef_search = EF_SEARCH` and pgvector's iterative scan, so a filter never leaves the pool short.
+  dimensions), made for the embedder's dimension when the index is (re)built, built once after a large
+  load and rebuilt when its settings change (`pghnsw.py`). Searched with `hnsw.ef_search`
+  (`RAGDOWN_HNSW_EF_SEARCH`) and pgvector's iterative scan, so a filter never leaves the pool short.
 - `hook_sessions`, `hook_seen`, `query_log`: the hook's memory and the query log, shared by the replicas.
 
 `meta` holds the embedder, dimension, chunker and index version (a mismatch empties the index to rebuild,
@@ -45,7 +46,7 @@ from psycopg_pool import ConnectionPool
 
 from ragdown.documents.tree import Node
 from ragdown.errors import unavailable
-from ragdown.index import pgsearch
+from ragdown.index import pghnsw, pgsearch
 from ragdown.index.backend import (
     DenseIndex,
     DocumentLock,
@@ -74,14 +75,6 @@ log = logging.getLogger(__name__)
 PG_SCHEMA = 1
 POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
-# HNSW candidates per query, and the graph's build (pgvector's defaults): at 100,000 vectors shaped like
-# minilm's, recall@10 against the exact scan is 0.983 at 400 (0.869 at 100), for ~20 ms a query
-# (`bench/pg_recall.py`, docs/benchmarks.md section 14); ef_construction 128 gained only 0.004. At 1M
-# it is 0.863; pgvector's largest ef_search (1000) gives 0.946 at 93 ms, slower than numpy's exact scan,
-# and an iterative scan past it adds nothing: 0.98 at that size needs a denser graph, not this setting.
-EF_SEARCH = 400
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
 MAX_HALFVEC_DIM = 4000
 BM25_K1 = 1.2
@@ -214,10 +207,13 @@ class PostgresBackend:
 
     name = "postgres"
 
-    def __init__(self, url: str, index: str, root: Path) -> None:
+    def __init__(self, url: str, index: str, root: Path, hnsw: pghnsw.HnswSettings | None = None) -> None:
         self.url = url
         self.index = index
         self.root = root
+        self.hnsw = (
+            hnsw or pghnsw.HnswSettings()
+        )  # the graph's build (the primary's) and this replica's ef_search
         self.schema = f"ragdown_{index}"
         self.channel = f"ragdown_{index}"
         self.lock_key = _key64("ragdown primary", index)
@@ -252,7 +248,7 @@ class PostgresBackend:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.SQL(self._search_path)))
-        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(EF_SEARCH)))
+        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(self.hnsw.ef_search)))
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
         register_vector(conn)
 
@@ -699,11 +695,7 @@ class PgStore:
                 )
                 conn.execute("CREATE INDEX vecs_file ON vecs(file_id)")
                 if ops:
-                    conn.execute(
-                        sql.SQL(
-                            "CREATE INDEX vecs_hnsw ON vecs USING hnsw (emb {}) WITH (m = {}, ef_construction = {})"
-                        ).format(sql.SQL(ops), sql.Literal(HNSW_M), sql.Literal(HNSW_EF_CONSTRUCTION))
-                    )
+                    conn.execute(pghnsw.create_sql(pghnsw.INDEX, ops, self.backend.hnsw))
             conn.execute("DELETE FROM meta WHERE NOT (key = ANY(%s))", (list(_KEEP_META),))
             conn.cursor().executemany(
                 "INSERT INTO meta(key, value) VALUES (%s, %s)",
@@ -723,6 +715,29 @@ class PgStore:
         return self.backend.generation()
 
     # -- writes --------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def loading(self, files: int) -> Iterator[None]:
+        """Around a sync's writes of `files` changed files: the HNSW graph dropped first when building it
+        after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`)."""
+        ops = self._graph_ops()
+        if ops is not None and files:
+            indexed = int(self._rows("SELECT count(*) FROM files")[0][0])
+            with self.backend.connect() as conn:
+                pghnsw.drop_for_load(conn, files, indexed)
+        yield  # a sync that fails leaves the graph to the next one (a build takes minutes: not on the way out)
+        if ops is not None:
+            lock_key = _key64("ragdown hnsw", self.backend.index)
+            with self.backend.connect() as conn:
+                if _has_vecs(conn):
+                    pghnsw.ensure(
+                        conn, self.backend.schema, ops, self.backend.hnsw, lock_key, self.backend.connect
+                    )
+
+    def _graph_ops(self) -> str | None:
+        """The operator class of this index's HNSW graph; None where it has none (no vectors, too many dims)."""
+        dim = int(self.read_meta().get("dim") or 0)
+        return _vector_type(dim)[1] if dim > 0 else None
 
     def write_files(self, pending: Sequence[PendingFile]) -> int:
         """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""

@@ -423,6 +423,9 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------------------
 
+    def loading(self, files: int) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # SQLite keeps its indexes up to date as cheaply in bulk
+
     def write_files(self, pending: Sequence[PendingFile]) -> int:
         """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
         written = 0

@@ -306,34 +306,38 @@ class Indexer:
 
         self.progress = SyncProgress(files_total=len(candidates))
         self._notify()
-        batch: list[_Work] = []
-        batch_chunks = 0
-        for stat in candidates:
-            if self._stopping.is_set():
-                raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
-            data, reason = _read_file(self.root / stat.path, stat.size)
-            if data is None:
-                assert reason is not None
-                log.warning("skipping %s: %s", stat.path, reason)
-                report.skipped[stat.path] = reason
-                self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
-                self._advance(0)
-                continue
-            digest = hashlib.sha256(data).hexdigest()
-            state = known.get(stat.path)
-            if state is not None and state.hash == digest:
-                self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
-                report.unchanged += 1
-                self._advance(0)
-                continue
-            batch.append(_Work(stat, data, digest, state is not None))
-            batch_chunks += max(1, len(data) // 1200)
-            if batch_chunks >= BATCH_CHUNKS:
+        # The files sure to be written (new, or of another size), not those whose stat alone moved: a
+        # checkout that touches every file must not make PostgreSQL rebuild its HNSW graph from scratch.
+        sure = sum(1 for c in candidates if (k := known.get(c.path)) is None or k.size != c.size)
+        with self.store.loading(sure):
+            batch: list[_Work] = []
+            batch_chunks = 0
+            for stat in candidates:
+                if self._stopping.is_set():
+                    raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
+                data, reason = _read_file(self.root / stat.path, stat.size)
+                if data is None:
+                    assert reason is not None
+                    log.warning("skipping %s: %s", stat.path, reason)
+                    report.skipped[stat.path] = reason
+                    self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
+                    self._advance(0)
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                state = known.get(stat.path)
+                if state is not None and state.hash == digest:
+                    self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
+                    report.unchanged += 1
+                    self._advance(0)
+                    continue
+                batch.append(_Work(stat, data, digest, state is not None))
+                batch_chunks += max(1, len(data) // 1200)
+                if batch_chunks >= BATCH_CHUNKS:
+                    self._flush(batch, report)
+                    batch, batch_chunks = [], 0
+            if batch:
                 self._flush(batch, report)
-                batch, batch_chunks = [], 0
-        if batch:
-            self._flush(batch, report)
-        self._writes.wait()
+            self._writes.wait()
         if self.observer is not None and (self._seen_changed or self._seen_added or gone):
             self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
         self._seen_changed, self._seen_added = [], []

@@ -1,0 +1,125 @@
+"""The HNSW graph's upkeep (`index/pghnsw.py`): built once after a large load instead of row by row, built
+again where it is missing or was built with other settings, and the settings themselves."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+from psycopg import sql
+
+from ragdown.engine import Engine
+from ragdown.index import pghnsw
+from ragdown.index.embedders import HashEmbedder
+from ragdown.index.pgstore import PostgresBackend
+from tests.conftest import write
+
+OpenEngine = Callable[..., Engine]
+LOG = "ragdown.index.pghnsw"
+
+
+@pytest.fixture
+def index_backend() -> str:
+    return "postgres"
+
+
+def pg(engine: Engine) -> PostgresBackend:
+    backend = engine.backend
+    assert isinstance(backend, PostgresBackend)
+    return backend
+
+
+def graph(engine: Engine) -> tuple[int | None, dict[str, int] | None]:
+    """The graph's oid (a new one after every build) and its build settings; (None, None) without one."""
+    backend = pg(engine)
+    with backend.connect() as conn:
+        row = conn.execute("SELECT to_regclass('vecs_hnsw')::oid").fetchone()
+        oid = int(row[0]) if row and row[0] is not None else None
+        return oid, pghnsw.built_with(conn, backend.schema)
+
+
+def nearest(engine: Engine, text: str, k: int = 5) -> tuple[list[int], str]:
+    """The dense index's `k` nearest chunks to `text`, and PostgreSQL's plan for them where it must use an
+    index (the graph, if it can serve the query)."""
+    store = engine.require_store()
+    vec = HashEmbedder().embed_query(text)
+    ids = [cid for cid, _ in store.dense_index(vec.shape[0]).search(vec, k)]
+    with pg(engine).connect() as conn, conn.transaction():
+        conn.execute("SET LOCAL enable_seqscan = off")  # at this size the planner prefers a scan and a sort
+        plan = conn.execute(
+            "EXPLAIN SELECT id FROM vecs ORDER BY emb <=> %s LIMIT %s", (np.asarray(vec, np.float32), k)
+        ).fetchall()
+    return ids, "\n".join(str(r[0]) for r in plan)
+
+
+def exact(engine: Engine, text: str, k: int = 5) -> list[int]:
+    vec = np.asarray(HashEmbedder().embed_query(text), np.float32)
+    with pg(engine).connect() as conn, conn.transaction():
+        conn.execute("SET LOCAL enable_indexscan = off")
+        rows = conn.execute("SELECT id FROM vecs ORDER BY emb <=> %s, id LIMIT %s", (vec, k)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def test_a_large_load_builds_the_graph_once_after_it_and_small_ones_keep_it(
+    docs: Path, open_engine: OpenEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, LOG)
+    files = pghnsw.BULK_MIN_FILES
+    for i in range(files):
+        write(docs, f"n{i:04}.md", f"# Note {i}\n\nlemma{i} about topic{i % 7} and more\n")
+    engine = open_engine(docs)
+    assert f"loading {files:,} files into an index of 0" in caplog.text
+    assert f"built the vector index over {files:,} vectors" in caplog.text
+    oid, built = graph(engine)
+    assert oid is not None
+    assert built == {"m": 16, "ef_construction": 64}
+    ids, plan = nearest(engine, "lemma17 about topic3")
+    assert "Index Scan using vecs_hnsw" in plan  # the graph serves the dense search
+    assert ids[0] == exact(engine, "lemma17 about topic3")[0]
+
+    # A checkout that touches every file (same sizes): nothing read changes, the graph stays.
+    caplog.clear()
+    for path in docs.glob("*.md"):
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    assert engine.sync()["unchanged"] == files
+    # A few new files go into the graph row by row.
+    for i in range(3):
+        write(docs, f"extra{i}.md", f"# Extra {i}\n\nnewword{i}\n")
+    assert engine.sync()["added"] == 3
+    assert "vector index" not in caplog.text
+    assert graph(engine)[0] == oid
+    assert nearest(engine, "newword1")[0][0] == exact(engine, "newword1")[0]
+
+
+def test_a_missing_graph_or_one_built_otherwise_is_built_again(
+    docs: Path, open_engine: OpenEngine, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, LOG)
+    for i in range(20):
+        write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i}\n")
+    engine = open_engine(docs)
+    assert "vector index" not in caplog.text  # a small first load: into the graph made with the table
+    # A load that stopped half way left no graph: the next sync, with nothing to do, builds it.
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP INDEX {}.vecs_hnsw").format(sql.Identifier(pg(engine).schema)))
+    assert graph(engine) == (None, None)
+    engine.sync()
+    assert "searches use an exact scan until it is done" in caplog.text
+    assert graph(engine)[1] == {"m": 16, "ef_construction": 64}
+    engine.close()
+
+    caplog.clear()
+    again = open_engine(
+        docs, RAGDOWN_HNSW_M="8", RAGDOWN_HNSW_EF_CONSTRUCTION="32", RAGDOWN_HNSW_EF_SEARCH="77"
+    )
+    assert "searches keep the one built with m 16, ef_construction 64 until it is done" in caplog.text
+    assert graph(again)[1] == {"m": 8, "ef_construction": 32}
+    with pg(again).connect() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("77",)
+        assert conn.execute("SELECT to_regclass('vecs_hnsw_next')").fetchone() == (None,)
+    assert nearest(again, "lemma4")[0][0] == exact(again, "lemma4")[0]
