@@ -3,18 +3,19 @@
 pgvector keeps an HNSW index up to date row by row, several times slower per row than building the graph
 once over rows already there (docs/benchmarks.md section 14: at 100,000 sections, 112 sections/s into a
 full index against 944 rows/s plus 94.5 s of build for the first load). So the primary's sync drops the
-graph before a load of at least `BULK_MIN_FILES` files that is at least 1/`BULK_SHARE` of the index and
-builds it once after (`bulk_load`); and at the end of every sync it builds the graph where it is missing (a
-load that stopped half way) or was built with other settings than `RAGDOWN_HNSW_M` and
-`RAGDOWN_HNSW_EF_CONSTRUCTION` (`ensure`: the new graph is built beside the old one, which readers keep
-using until the swap). Without a graph, readers search by an exact scan: slower, never wrong.
+graph before a load of at least `BULK_MIN_FILES` files that is at least 1/`BULK_SHARE` of the index
+(`worth_dropping`, `drop`) and builds it once after; and at the end of every sync it builds the graph where
+it is missing (a load that stopped half way) or was built with other settings than `RAGDOWN_HNSW_M` and
+`RAGDOWN_HNSW_EF_CONSTRUCTION` (`built_with`, `build`: the new graph is built beside the old one, which
+searches keep using until the swap). Without a graph, searches use an exact scan: slower, never wrong.
 
-Every function takes a connection of its own (autocommit, the index's `search_path`): a build holds it for
-minutes, and must not hold the primary's lock connection or a pool connection that long.
+`build` takes a connection of its own (autocommit, the index's `search_path`): it holds it for minutes,
+which the primary's lock connection and the pool's connections must not be held.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -32,6 +33,7 @@ NEXT = "vecs_hnsw_next"  # a graph being built beside the one in use
 BULK_MIN_FILES = 1000  # below this a load goes into the graph row by row (seconds at most)
 BULK_SHARE = 4  # ... and unless it is at least a quarter of the files already indexed
 PROGRESS_EVERY_S = 15.0
+LARGE = 500_000  # vectors past which the log says what a denser graph buys (measured at 1M)
 MAX_BUILD_MEMORY = 8 << 30  # the most `maintenance_work_mem` a build asks for (never lowered)
 
 
@@ -77,36 +79,33 @@ def built_with(conn: psycopg.Connection[Any], schema: str) -> dict[str, int] | N
     }
 
 
-def drop_for_load(conn: psycopg.Connection[Any], files: int, indexed: int) -> bool:
-    """Before a sync writes `files` changed files into an index of `indexed`: drop the graph when a build
-    after the load is cheaper than keeping it up to date row by row. True when dropped."""
-    if files < BULK_MIN_FILES or files * BULK_SHARE < indexed:
-        return False
-    with conn.transaction():
-        conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(INDEX)))
+def worth_dropping(files: int, indexed: int) -> bool:
+    """Before a sync writes `files` changed files into an index of `indexed`: is one build after the load
+    cheaper than keeping the graph up to date row by row?"""
+    return files >= BULK_MIN_FILES and files * BULK_SHARE >= indexed
+
+
+def drop(conn: psycopg.Connection[Any], files: int, indexed: int) -> None:
+    """Drop the graph before a large load (in the caller's transaction)."""
+    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(INDEX)))
     log.info(
         "loading %s files into an index of %s: the vector index is built once after the load, not row by row",
         f"{files:,}",
         f"{indexed:,}",
     )
-    return True
 
 
-def ensure(
+def build(
     conn: psycopg.Connection[Any],
-    schema: str,
     ops: str,
     settings: HnswSettings,
+    have: dict[str, int] | None,
     lock_key: int,
     watch: Callable[[], psycopg.Connection[Any]],
 ) -> bool:
-    """Build the graph where it is missing or was built otherwise than `settings`. True when one was built.
-
-    One process builds at a time (a session advisory lock on `lock_key`; another one skips). `watch` opens
-    the connection that reports the build's progress in the log."""
-    have = built_with(conn, schema)
-    if have == settings.build():
-        return False
+    """Build the graph with `settings` in place of `have` (the one in use: `built_with`; None where there is
+    none). True when built; False where another process holds `lock_key` (a session advisory lock: one
+    build at a time). `watch` opens the connection that reports the build's progress in the log."""
     row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()
     if not row or not row[0]:
         return False
@@ -135,9 +134,16 @@ def ensure(
         log.info(
             "built the vector index over %s vectors in %.1f s", f"{rows:,}", time.perf_counter() - started
         )
+        if rows >= LARGE and settings.m < 32:
+            log.info(
+                "at a million vectors a graph of m 16 found 0.86 of the exact top 10 in ragdown's measurements, "
+                "m 32 (RAGDOWN_HNSW_M=32, RAGDOWN_HNSW_EF_CONSTRUCTION=128, RAGDOWN_HNSW_EF_SEARCH=1000) 0.994, "
+                "for a longer build and slower searches: docs/benchmarks.md, section 14"
+            )
         return True
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
+        with contextlib.suppress(psycopg.Error):  # a lost connection has let go of the lock already
+            conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
 
 
 def _raise_build_memory(conn: psycopg.Connection[Any], rows: int, ops: str, settings: HnswSettings) -> None:

@@ -721,18 +721,22 @@ class PgStore:
         """Around a sync's writes of `files` changed files: the HNSW graph dropped first when building it
         after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`)."""
         ops = self._graph_ops()
-        if ops is not None and files:
+        if ops is not None and files >= pghnsw.BULK_MIN_FILES:
             indexed = int(self._rows("SELECT count(*) FROM files")[0][0])
-            with self.backend.connect() as conn:
-                pghnsw.drop_for_load(conn, files, indexed)
+            if pghnsw.worth_dropping(files, indexed):
+                with self._write() as conn:
+                    pghnsw.drop(conn, files, indexed)
         yield  # a sync that fails leaves the graph to the next one (a build takes minutes: not on the way out)
-        if ops is not None:
+        if ops is None or not self._rows(
+            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'vecs'", (self.backend.schema,)
+        ):
+            return
+        with self._read() as conn:
+            have = pghnsw.built_with(conn, self.backend.schema)
+        if have != self.backend.hnsw.build():
             lock_key = _key64("ragdown hnsw", self.backend.index)
             with self.backend.connect() as conn:
-                if _has_vecs(conn):
-                    pghnsw.ensure(
-                        conn, self.backend.schema, ops, self.backend.hnsw, lock_key, self.backend.connect
-                    )
+                pghnsw.build(conn, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
 
     def _graph_ops(self) -> str | None:
         """The operator class of this index's HNSW graph; None where it has none (no vectors, too many dims)."""
