@@ -148,7 +148,7 @@ def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
 
     assert engine.indexer is not None
     with Progress(
-        TextColumn("indexing"),
+        TextColumn("{task.fields[step]}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("files · {task.fields[chunks]} chunks"),
@@ -156,10 +156,16 @@ def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
         console=None,
         transient=True,
     ) as bar:
-        task = bar.add_task("index", total=None, chunks=0)
+        task = bar.add_task("index", total=None, chunks=0, step="indexing")
 
         def show(p: SyncProgress) -> None:
-            bar.update(task, total=p.files_total or None, completed=p.files_done, chunks=p.chunks)
+            bar.update(
+                task,
+                total=p.files_total or None,
+                completed=p.files_done,
+                chunks=p.chunks,
+                step=p.step or "indexing",
+            )
 
         engine.indexer.add_progress_listener(show)
         return engine.indexer.request_sync(full).result().as_dict()

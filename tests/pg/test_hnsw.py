@@ -103,6 +103,8 @@ def test_a_missing_graph_or_one_built_otherwise_is_built_again(
     for i in range(20):
         write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i}\n")
     engine = open_engine(docs)
+    steps: list[str | None] = []
+    engine.add_progress_listener(lambda p: steps.append(p.step))
     assert "vector index" not in caplog.text  # a small first load: into the graph made with the table
     # A load that stopped half way left no graph: the next sync, with nothing to do, builds it.
     with psycopg.connect(postgres_url, autocommit=True) as conn:
@@ -110,6 +112,7 @@ def test_a_missing_graph_or_one_built_otherwise_is_built_again(
     assert graph(engine) == (None, None)
     engine.sync()
     assert "searches use an exact scan until it is done" in caplog.text
+    assert steps[-1] == "building the vector index"  # the sync's progress says so while it builds
     assert graph(engine)[1] == {"m": 16, "ef_construction": 64}
     engine.close()
 

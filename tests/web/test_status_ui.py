@@ -162,6 +162,16 @@ def test_progress_and_a_failed_sync_show_until_the_next_poll_clears_them(
     failed = page.locator("#banner .notice-error")
     expect(failed).to_have_text("The last sync failed: database or disk is full")
 
+    # Once the files are in, the step it is at (PostgreSQL building its HNSW graph).
+    injected["progress"] = {
+        "files_done": 1730,
+        "files_total": 1730,
+        "chunks": 300,
+        "step": "building the vector index",
+    }
+    page.reload()
+    expect(page.locator("#server-state .badge-busy")).to_have_text("building the vector index…")
+
     # Before the first file is counted it only says it is indexing.
     injected["progress"] = {"files_done": 0, "files_total": 0, "chunks": 0}
     page.reload()

@@ -259,6 +259,8 @@ async def status(api: Api, request: Request) -> Response:
             "files_total": progress.files_total,
             "chunks": progress.chunks,
         }
+        if progress.step:
+            body["progress"]["step"] = progress.step
     if engine.sync_error:
         body["sync_error"] = engine.sync_error
     if engine.error:

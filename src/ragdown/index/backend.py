@@ -71,9 +71,9 @@ class IndexStore(Protocol):
         ...
 
     # -- writes (primary) -----------------------------------------------------------------------------
-    def loading(self, files: int) -> contextlib.AbstractContextManager[None]:
+    def loading(self, files: int, step: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
         """Around one sync's writes of `files` changed files: a store may put index upkeep off to the end
-        (PostgreSQL builds its HNSW graph once after a large load)."""
+        (PostgreSQL builds its HNSW graph once after a large load), naming such a step through `step`."""
         ...
 
     def write_files(self, pending: Sequence[PendingFile]) -> int: ...

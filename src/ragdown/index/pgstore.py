@@ -717,9 +717,10 @@ class PgStore:
     # -- writes --------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def loading(self, files: int) -> Iterator[None]:
+    def loading(self, files: int, step: Callable[[str], None]) -> Iterator[None]:
         """Around a sync's writes of `files` changed files: the HNSW graph dropped first when building it
-        after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`)."""
+        after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`), the
+        build told to `step` (the sync's progress)."""
         ops = self._graph_ops()
         if ops is not None and files >= pghnsw.BULK_MIN_FILES:
             indexed = int(self._rows("SELECT count(*) FROM files")[0][0])
@@ -735,6 +736,7 @@ class PgStore:
             have = pghnsw.built_with(conn, self.backend.schema)
         if have != self.backend.hnsw.build():
             lock_key = _key64("ragdown hnsw", self.backend.index)
+            step(pghnsw.STEP)
             with self.backend.connect() as conn:
                 pghnsw.build(conn, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
 

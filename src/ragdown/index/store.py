@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -423,7 +423,7 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def loading(self, files: int) -> contextlib.AbstractContextManager[None]:
+    def loading(self, files: int, step: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()  # SQLite keeps its indexes up to date as cheaply in bulk
 
     def write_files(self, pending: Sequence[PendingFile]) -> int:

@@ -46,11 +46,13 @@ SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[st
 
 @dataclass
 class SyncProgress:
-    """Where a running sync stands: files read of those that needed reading, chunks embedded."""
+    """Where a running sync stands: files read of those that needed reading, chunks embedded, and the
+    step it is at once the files are written, where that takes a while (PostgreSQL's HNSW graph)."""
 
     files_done: int = 0
     files_total: int = 0
     chunks: int = 0
+    step: str | None = None
 
 
 @dataclass
@@ -309,7 +311,7 @@ class Indexer:
         # The files sure to be written (new, or of another size), not those whose stat alone moved: a
         # checkout that touches every file must not make PostgreSQL rebuild its HNSW graph from scratch.
         sure = sum(1 for c in candidates if (k := known.get(c.path)) is None or k.size != c.size)
-        with self.store.loading(sure):
+        with self.store.loading(sure, self._step):
             batch: list[_Work] = []
             batch_chunks = 0
             for stat in candidates:
@@ -431,6 +433,10 @@ class Indexer:
             windows[i] = more or None
             offset += n
         return vectors, windows
+
+    def _step(self, name: str) -> None:
+        self.progress.step = name
+        self._notify()
 
     def _advance(self, chunks: int) -> None:
         self.progress.files_done += 1
