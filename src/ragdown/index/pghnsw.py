@@ -207,7 +207,12 @@ class _Progress:
                     return
                 if row is None:
                     continue
-                phase, blocks, total, rows = str(row[0]), int(row[1] or 0), int(row[2] or 0), int(row[3] or 0)
+                phase, blocks, total, rows = (
+                    str(row[0]).removeprefix("building index: "),
+                    int(row[1] or 0),
+                    int(row[2] or 0),
+                    int(row[3] or 0),
+                )
                 # pgvector reports the table's blocks read while loading tuples (its README's measure)
                 share = f" ({100 * blocks / total:.0f} % of the table read)" if total else ""
                 vectors = f", {rows:,} of {self.rows:,} vectors" if rows else ""
