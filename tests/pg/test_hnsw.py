@@ -126,3 +126,31 @@ def test_a_missing_graph_or_one_built_otherwise_is_built_again(
         assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("77",)
         assert conn.execute("SELECT to_regclass('vecs_hnsw_next')").fetchone() == (None,)
     assert nearest(again, "lemma4")[0][0] == exact(again, "lemma4")[0]
+
+
+def test_a_graph_that_cannot_be_built_leaves_the_sync_and_search_working(
+    docs: Path, open_engine: OpenEngine, postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "ragdown.index")
+    for i in range(5):
+        write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i}\n")
+    engine = open_engine(docs)
+    schema = sql.Identifier(pg(engine).schema)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP INDEX {}.vecs_hnsw").format(schema))
+        # Something in the way of the build (here a table where the new graph goes): the build fails.
+        conn.execute(sql.SQL("CREATE TABLE {}.vecs_hnsw_next(x int)").format(schema))
+    write(docs, "new.md", "# New\n\nnewword\n")
+    assert engine.sync()["added"] == 1  # the files are in
+    assert "could not build the vector index" in caplog.text
+    assert "searches use an exact scan; trying again at a sync in 10 min" in caplog.text
+    assert nearest(engine, "newword")[0][0] == exact(engine, "newword")[0]
+    caplog.clear()
+    engine.sync()
+    assert "vector index" not in caplog.text  # not tried again at once
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP TABLE {}.vecs_hnsw_next").format(schema))
+    store = engine.require_store()
+    store._graph_retry_at = 0.0  # type: ignore[attr-defined]  # the ten minutes are up
+    engine.sync()
+    assert graph(engine)[1] == {"m": 16, "ef_construction": 64}

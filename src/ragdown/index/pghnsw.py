@@ -33,6 +33,7 @@ NEXT = "vecs_hnsw_next"  # a graph being built beside the one in use
 BULK_MIN_FILES = 1000  # below this a load goes into the graph row by row (seconds at most)
 BULK_SHARE = 4  # ... and unless it is at least a quarter of the files already indexed
 PROGRESS_EVERY_S = 15.0
+RETRY_AFTER_S = 600.0  # after a build that failed, the next one is tried at a sync this much later
 STEP = "building the vector index"  # the sync's progress step while a graph is built
 LARGE = 500_000  # vectors past which the log says what a denser graph buys (measured at 1M)
 MAX_BUILD_MEMORY = 8 << 30  # the most `maintenance_work_mem` a build asks for (never lowered)

@@ -539,6 +539,7 @@ class PgStore:
         self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
         self._stats_cache: tuple[int, float, float] | None = None
         self._df_cache: tuple[int, dict[str, int]] = (-1, {})
+        self._graph_retry_at = 0.0  # after a failed HNSW build, none is tried before this (monotonic)
         if writable:
             self._prepare()
 
@@ -734,11 +735,23 @@ class PgStore:
             return
         with self._read() as conn:
             have = pghnsw.built_with(conn, self.backend.schema)
-        if have != self.backend.hnsw.build():
-            lock_key = _key64("ragdown hnsw", self.backend.index)
-            step(pghnsw.STEP)
+        if have == self.backend.hnsw.build() or time.monotonic() < self._graph_retry_at:
+            return
+        lock_key = _key64("ragdown hnsw", self.backend.index)
+        step(pghnsw.STEP)
+        try:
             with self.backend.connect() as conn:
                 pghnsw.build(conn, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
+        except (psycopg.Error, StoreError) as err:
+            # The sync's writes are in; only the graph is not. Searches go on (by the old graph, or an
+            # exact scan), and a build that fails (a full disk, a lost database) is not retried every sync.
+            self._graph_retry_at = time.monotonic() + pghnsw.RETRY_AFTER_S
+            log.error(
+                "could not build the vector index (%s): searches use %s; trying again at a sync in %.0f min",
+                str(err).strip(),
+                "the old one" if have else "an exact scan",
+                pghnsw.RETRY_AFTER_S / 60,
+            )
 
     def _graph_ops(self) -> str | None:
         """The operator class of this index's HNSW graph; None where it has none (no vectors, too many dims)."""
