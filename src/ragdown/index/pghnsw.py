@@ -26,6 +26,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from ragdown.config import setting
+
 log = logging.getLogger(__name__)
 
 INDEX = "vecs_hnsw"
@@ -37,6 +39,7 @@ RETRY_AFTER_S = 600.0  # after a build that failed, the next one is tried at a s
 STEP = "building the vector index"  # the sync's progress step while a graph is built
 LARGE = 500_000  # vectors past which the log says what a denser graph buys (measured at 1M)
 MAX_BUILD_MEMORY = 8 << 30  # the most `maintenance_work_mem` a build asks for (never lowered)
+PGVECTOR_BUILD = {"m": 16, "ef_construction": 64}  # pgvector's own, for an option a graph was built without
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,9 @@ class HnswSettings:
     real model's, 0.86 at 1,000,000; m 32 with ef_construction 128 reach 0.985 at 1,000,000 with ef_search
     600 (0.995 at 1000), for a 3.9x longer build and 2.6x the query time (docs/benchmarks.md section 14)."""
 
-    m: int = 16
-    ef_construction: int = 64
-    ef_search: int = 400
+    m: int = setting("hnsw_m").default
+    ef_construction: int = setting("hnsw_ef_construction").default
+    ef_search: int = setting("hnsw_ef_search").default
 
     def build(self) -> dict[str, int]:
         return {"m": self.m, "ef_construction": self.ef_construction}
@@ -74,11 +77,7 @@ def built_with(conn: psycopg.Connection[Any], schema: str) -> dict[str, int] | N
     if row is None:
         return None
     options = dict(str(item).partition("=")[::2] for item in row[0] or ())
-    defaults = HnswSettings()  # an option left out of WITH is pgvector's default
-    return {
-        "m": int(options.get("m", defaults.m)),
-        "ef_construction": int(options.get("ef_construction", defaults.ef_construction)),
-    }
+    return {key: int(options.get(key, default)) for key, default in PGVECTOR_BUILD.items()}
 
 
 def worth_dropping(files: int, indexed: int) -> bool:
@@ -99,13 +98,14 @@ def drop(conn: psycopg.Connection[Any], files: int, indexed: int) -> None:
 
 def build(
     conn: psycopg.Connection[Any],
+    dim: int,
     ops: str,
     settings: HnswSettings,
     have: dict[str, int] | None,
     lock_key: int,
     watch: Callable[[], psycopg.Connection[Any]],
 ) -> bool:
-    """Build the graph with `settings` in place of `have` (the one in use: `built_with`; None where there is
+    """Build the graph over `dim`-dimensional vectors (operator class `ops`) with `settings` in place of `have` (the one in use: `built_with`; None where there is
     none). True when built; False where another process holds `lock_key` (a session advisory lock: one
     build at a time). `watch` opens the connection that reports the build's progress in the log."""
     row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_key,)).fetchone()
@@ -114,7 +114,7 @@ def build(
     try:
         rows = int((conn.execute("SELECT count(*) FROM vecs").fetchone() or (0,))[0])
         conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(NEXT)))
-        _raise_build_memory(conn, rows, ops, settings)
+        _raise_build_memory(conn, rows, dim * (2 if ops.startswith("halfvec") else 4), settings)
         log.info(
             "building the vector index (HNSW, %s) over %s vectors: %s",
             settings.describe(),
@@ -148,18 +148,11 @@ def build(
             conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key,))
 
 
-def _raise_build_memory(conn: psycopg.Connection[Any], rows: int, ops: str, settings: HnswSettings) -> None:
-    """Let the graph fit in `maintenance_work_mem` (pgvector builds much faster while it does), up to
-    `MAX_BUILD_MEMORY`; a larger value set on the server or the role is kept."""
-    dims = int(
-        (
-            conn.execute(
-                "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'vecs'::regclass AND attname = 'emb'"
-            ).fetchone()
-            or (0,)
-        )[0]
-    )
-    value_bytes = max(dims, 0) * (2 if ops.startswith("halfvec") else 4)
+def _raise_build_memory(
+    conn: psycopg.Connection[Any], rows: int, value_bytes: int, settings: HnswSettings
+) -> None:
+    """Let a graph of `rows` vectors of `value_bytes` each fit in `maintenance_work_mem` (pgvector builds
+    much faster while it does), up to `MAX_BUILD_MEMORY`; a larger value set on the server or role is kept."""
     # Per element: its vector, its neighbour lists (2m on the ground layer, ids and distances) and
     # pgvector's bookkeeping; a quarter more for the upper layers and the allocator.
     wanted = int(rows * (value_bytes + 24 * settings.m + 200) * 1.25)

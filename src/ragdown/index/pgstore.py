@@ -722,18 +722,19 @@ class PgStore:
         """Around a sync's writes of `files` changed files: the HNSW graph dropped first when building it
         after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`), the
         build told to `step` (the sync's progress)."""
-        ops = self._graph_ops()
+        dim = int(self.read_meta().get("dim") or 0)
+        ops = _vector_type(dim)[1] if dim > 0 else None  # None: no graph (no vectors, too many dimensions)
         if ops is not None and files >= pghnsw.BULK_MIN_FILES:
             indexed = int(self._rows("SELECT count(*) FROM files")[0][0])
             if pghnsw.worth_dropping(files, indexed):
                 with self._write() as conn:
                     pghnsw.drop(conn, files, indexed)
         yield  # a sync that fails leaves the graph to the next one (a build takes minutes: not on the way out)
-        if ops is None or not self._rows(
-            "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'vecs'", (self.backend.schema,)
-        ):
+        if ops is None:
             return
         with self._read() as conn:
+            if not _has_vecs(conn):
+                return
             have = pghnsw.built_with(conn, self.backend.schema)
         if have == self.backend.hnsw.build() or time.monotonic() < self._graph_retry_at:
             return
@@ -741,7 +742,7 @@ class PgStore:
         step(pghnsw.STEP)
         try:
             with self.backend.connect() as conn:
-                pghnsw.build(conn, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
+                pghnsw.build(conn, dim, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
         except (psycopg.Error, StoreError) as err:
             # The sync's writes are in; only the graph is not. Searches go on (by the old graph, or an
             # exact scan), and a build that fails (a full disk, a lost database) is not retried every sync.
@@ -752,11 +753,6 @@ class PgStore:
                 "the old one" if have else "an exact scan",
                 pghnsw.RETRY_AFTER_S / 60,
             )
-
-    def _graph_ops(self) -> str | None:
-        """The operator class of this index's HNSW graph; None where it has none (no vectors, too many dims)."""
-        dim = int(self.read_meta().get("dim") or 0)
-        return _vector_type(dim)[1] if dim > 0 else None
 
     def write_files(self, pending: Sequence[PendingFile]) -> int:
         """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
