@@ -80,16 +80,26 @@ def start_server(docs: Path, data: Path, port: int, embedder: str) -> subprocess
     raise SystemExit("the server did not finish its first index in time")
 
 
-async def client_loop(url: str, until: float, latencies: list[float], errors: list[str], seed: int) -> None:
+async def client_loop(
+    url: str,
+    until: float,
+    latencies: list[float],
+    errors: list[str],
+    seed: int,
+    queries: list[str] = QUERIES,
+    timeout: float = 60,
+) -> None:
+    """One MCP client calling `ragdown_recall` with a random one of `queries` until `until` (also
+    `bench/pg_scale.py`'s clients)."""
     rng = random.Random(seed)
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http,
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=timeout) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         while time.monotonic() < until:
             started = time.perf_counter()
             try:
-                result = await client.call_tool("ragdown_recall", {"query": rng.choice(QUERIES), "top_k": 8})
+                result = await client.call_tool("ragdown_recall", {"query": rng.choice(queries), "top_k": 8})
                 if result.is_error:
                     errors.append(str(result.content)[:200])
             except Exception as err:

@@ -42,13 +42,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import numpy as np
 import psycopg
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from pgvector.psycopg import register_vector
 
+import http_load
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.index.embedders import HashEmbedder
@@ -62,7 +60,7 @@ from ragdown.index.vectors import DenseMatrix
 from ragdown.search.hybrid import Searcher, SearchOptions, pool_size
 
 REPO = Path(__file__).resolve().parent.parent
-TOKEN = "bench-token"
+TOKEN = http_load.TOKEN  # the clients of http_load.client_loop send it
 SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 50
 VOCABULARY = 30_000
@@ -299,33 +297,16 @@ def wait_status(port: int, ready: Any, proc: subprocess.Popen[bytes], timeout: f
     raise SystemExit(f"ragdown serve on port {port} never got ready")
 
 
-async def client_loop(
-    url: str, until: float, queries: list[str], latencies: list[float], errors: list[str], seed: int
-) -> None:
-    rng = random.Random(seed)
-    async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        while time.monotonic() < until:
-            started = time.perf_counter()
-            try:
-                result = await client.call_tool("ragdown_recall", {"query": rng.choice(queries), "top_k": 8})
-                if result.is_error:
-                    errors.append(str(result.content)[:200])
-            except Exception as err:
-                errors.append(repr(err)[:200])
-                continue
-            latencies.append((time.perf_counter() - started) * 1000)
-
-
 async def load(urls: list[str], clients: int, seconds: float, queries: list[str]) -> dict[str, Any]:
     latencies: list[float] = []
     errors: list[str] = []
     until = time.monotonic() + seconds
     started = time.perf_counter()
     await asyncio.gather(
-        *(client_loop(urls[i % len(urls)], until, queries, latencies, errors, i) for i in range(clients))
+        *(
+            http_load.client_loop(urls[i % len(urls)], until, latencies, errors, i, queries, timeout=120)
+            for i in range(clients)
+        )
     )
     elapsed = time.perf_counter() - started
     return {
