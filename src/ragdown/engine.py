@@ -41,6 +41,8 @@ TAKEOVER_INTERVAL_S = 30.0
 FIRST_SYNC_WAIT_S = 2.0
 # How long a reader whose primary went away waits for another process to take over before giving up.
 HANDOVER_WAIT_S = 10.0
+# How long a store replaced by a change of role stays open for the calls that took it before the change.
+RETIRED_GRACE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class Engine:
         self.embedder_error: str | None = None
         self.error: str | None = None
         self.store: IndexStore | None = None
+        # Stores replaced by a change of role, kept open a while for the calls still holding them.
+        self._retired: list[tuple[float, IndexStore]] = []
         self.indexer: Indexer | None = None
         self.searcher: Searcher | None = None
         self.watcher: Watcher | None = None
@@ -213,9 +217,24 @@ class Engine:
             self._watch_primary()
             threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
 
-    def _become_primary(self, *, sync: bool) -> None:
+    def _retire_store(self) -> None:
+        """Let go of the current store without closing it under a call in flight (a write that took it just
+        before a take-over still lints against it): it is closed at the next change of role after
+        `RETIRED_GRACE_S`, or when the engine closes."""
+        now = time.monotonic()
+        keep: list[tuple[float, IndexStore]] = []
+        for since, store in self._retired:
+            if now - since >= RETIRED_GRACE_S:
+                store.close()
+            else:
+                keep.append((since, store))
         if self.store is not None:
-            self.store.close()
+            keep.append((now, self.store))
+            self.store = None
+        self._retired = keep
+
+    def _become_primary(self, *, sync: bool) -> None:
+        self._retire_store()
         store = self.backend.open_store(writable=True)
         if store.ensure_meta(self._meta()):
             log.info("building a new index in %s", self.backend.describe())
@@ -315,8 +334,7 @@ class Engine:
             if self.indexer is not None:
                 self.indexer.shut_down()
                 self.indexer = None
-            if self.store is not None:
-                self.store.close()
+            self._retire_store()
             self._become_reader()
         self._watch_primary()
         threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
@@ -502,8 +520,10 @@ class Engine:
             if self.indexer is not None and not self.indexer.shut_down():
                 log.warning("a sync did not stop within 10 s; closing the index under it")
             self._lock.release()
-            if self.store is not None:
-                self.store.close()
+            self._retire_store()
+            for _, store in self._retired:
+                store.close()
+            self._retired = []
             if self.history is not None:
                 self.history.close()
             if self._unshare_lock is not None:

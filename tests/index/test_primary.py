@@ -139,6 +139,28 @@ def test_a_reader_never_sees_part_of_a_file(
     assert torn == []
 
 
+def test_a_store_taken_before_a_take_over_still_answers(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    """A call that took the reader's store just before the take-over (a write linting what it wrote) finishes
+    on it: the old store is retired, not closed under the call, and closed with the engine."""
+    write(docs, "doc.md", versioned(0))
+    proc = primary()
+    engine = reader(env, docs)
+    try:
+        held = engine.require_store()
+        proc.kill()
+        proc.wait()
+        assert engine.try_promote()
+        assert engine.require_store() is not held
+        assert held.get_file("doc.md") is not None
+        held.generation()
+    finally:
+        engine.close()
+    with pytest.raises(Exception, match="closed"):
+        held.generation()
+
+
 def test_a_dead_primarys_socket_is_taken_over(
     env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
 ) -> None:
