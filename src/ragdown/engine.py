@@ -15,6 +15,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,9 @@ TAKEOVER_INTERVAL_S = 30.0
 FIRST_SYNC_WAIT_S = 2.0
 # How long a reader whose primary went away waits for another process to take over before giving up.
 HANDOVER_WAIT_S = 10.0
+# How long a write waits for the index to have it before answering without (a first index or a vector graph
+# being built can take minutes, longer than MCP clients wait for an answer).
+WRITE_SYNC_WAIT_S = 30.0
 # How long a store replaced by a change of role stays open for the calls that took it before the change.
 RETIRED_GRACE_S = 60.0
 
@@ -69,6 +74,29 @@ class EngineStatus:
     embedder: str
     embedder_error: str | None
     error: str | None
+
+
+@dataclass(frozen=True)
+class WriteSync:
+    """How the sync after a write went: its report, or (`pending`) why the write answers before the index has
+    the change."""
+
+    report: dict[str, Any] | None = None
+    pending: str | None = None
+
+    def notes(self) -> list[str]:
+        return [self.pending] if self.pending else []
+
+    def as_dict(self) -> dict[str, Any]:
+        """The sync report of a web answer, `{pending: why}` when there is none yet."""
+        return self.report if self.report is not None else {"pending": self.pending}
+
+
+def _log_late_failure(future: Future[dict[str, Any]]) -> None:
+    """A write's sync that failed after the write stopped waiting for it: logged, as nobody else sees it."""
+    err = future.exception()
+    if err is not None:
+        log.warning("a write's sync failed: %s", err)
 
 
 class Engine:
@@ -438,6 +466,41 @@ class Engine:
         import asyncio
 
         return await asyncio.to_thread(self.sync, full)
+
+    def sync_after_write(self, wait_s: float = WRITE_SYNC_WAIT_S) -> WriteSync:
+        """The sync a write waits for before it answers, for at most `wait_s`. Its report once the index has
+        the change; else a note for the answer saying why it comes first: a long sync still runs (a first
+        index, a vector graph being built), or the sync failed. The change is on disk either way, and is
+        indexed by the sync still running or the next one."""
+        future: Future[dict[str, Any]] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(self.sync())
+            except Exception as err:  # handed to the waiter, or logged when it has stopped waiting
+                future.set_exception(err)
+
+        threading.Thread(target=run, name="ragdown-write-sync", daemon=True).start()
+        try:
+            return WriteSync(report=future.result(timeout=wait_s))
+        except FutureTimeout:
+            future.add_done_callback(_log_late_failure)
+        except Exception as err:
+            log.warning("a write's sync failed: %s", err)
+            return WriteSync(
+                pending=f"the index could not sync ({err}): the change is on disk for the next sync"
+            )
+        progress = self.progress
+        where = f" ({progress.describe()})" if progress is not None else ""
+        who = "the index" if self.role == "primary" else "the primary"
+        return WriteSync(
+            pending=f"{who} is still syncing{where}: the change is on disk and searchable once that sync ends"
+        )
+
+    async def sync_after_write_async(self) -> WriteSync:
+        import asyncio
+
+        return await asyncio.to_thread(self.sync_after_write)
 
     @property
     def syncing(self) -> bool | None:

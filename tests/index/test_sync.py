@@ -202,3 +202,25 @@ def test_indexer_reports_progress(docs: Path, open_engine: OpenEngine, full: boo
     indexer.add_progress_listener(lambda p: seen.append((p.files_done, p.files_total)))
     indexer.sync(full)
     assert seen[-1] == (5, 5)
+
+
+def test_a_write_answers_before_a_long_sync_ends(docs: Path, open_engine: OpenEngine) -> None:
+    """A write waits a bounded time for its sync (a first index of a large folder takes minutes, longer than
+    MCP clients wait): past it, the answer says the index has not caught up, and the sync still finishes."""
+    for i in range(300):
+        write(docs, f"bulk/{i}.md", f"# Note {i}\n\nbulk text number {i}\n")
+    engine = open_engine(docs, sync=False)
+    late = engine.sync_after_write(wait_s=0)
+    assert late.report is None
+    assert late.pending is not None
+    assert late.pending.startswith("the index is still syncing")
+    assert "the change is on disk" in late.pending
+    assert late.as_dict() == {"pending": late.pending}
+    assert late.notes() == [late.pending]
+    engine.sync()  # the one running, or its follow-up: every file indexed either way
+    assert len(engine.require_store().all_files()) == 300
+    on_time = engine.sync_after_write()
+    assert on_time.pending is None
+    assert on_time.notes() == []
+    assert on_time.report is not None
+    assert on_time.report["unchanged"] == 300

@@ -118,7 +118,8 @@ class Api:
             raise forbidden(f"{what} is not allowed: the server is read-only (RAGDOWN_READ_ONLY)")
 
     async def synced(self) -> dict[str, Any]:
-        return await self.engine.sync_async()
+        """The sync after a write: its report, or `{pending: why}` when the index has not caught up in time."""
+        return (await self.engine.sync_after_write_async()).as_dict()
 
     def folders(self, request: Request) -> list[str]:
         """The folders on disk that this request's caller sees (a key's own, or every one)."""

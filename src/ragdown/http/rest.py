@@ -541,7 +541,7 @@ class Wrote:
 async def _answer_write(call: Call, work: Callable[[], Wrote], status: int | None = None) -> Reply:
     ctx = call.ctx
     wrote = await ctx.run(work)
-    await ctx.engine.sync_async()
+    indexed = await ctx.engine.sync_after_write_async()
     warnings = await ctx.run(lint_warnings, ctx, wrote.path, wrote.written.data)
     usage = await ctx.run(quota.report, ctx.scope.folder_dir)
     body = WriteAnswer(
@@ -551,7 +551,7 @@ async def _answer_write(call: Call, work: Callable[[], Wrote], status: int | Non
         created=wrote.written.created,
         replaced=wrote.replaced,
         warnings=warnings,
-        notes=list(wrote.notes),
+        notes=[*wrote.notes, *indexed.notes()],
         quota=QuotaAnswer.model_validate(usage) if usage else None,
     )
     return Reply(body, status if status is not None else 201 if wrote.written.created else 200)
@@ -654,7 +654,7 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
         return name
 
     name = await ctx.run(work)
-    await ctx.engine.sync_async()
+    await ctx.engine.sync_after_write_async()
     return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None))
 
 
@@ -662,7 +662,7 @@ async def move_file(call: Call, a: MoveArgs) -> Reply:
     """`ragdown_move`: links to it rewritten; never over a document that is there."""
     ctx = call.ctx
     src, dst, updated = await ctx.run(move_path, ctx, a, WHO)
-    await ctx.engine.sync_async()
+    await ctx.engine.sync_after_write_async()
     return Reply(MoveAnswer.model_validate({"from": src, "to": dst, "updated": updated}))
 
 
@@ -670,7 +670,7 @@ async def restore_file(call: Call, a: RestoreArgs) -> Reply:
     """`ragdown_restore`: the version written back as a new one; a deleted document re-created."""
     ctx = call.ctx
     done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO)
-    await ctx.engine.sync_async()
+    await ctx.engine.sync_after_write_async()
     name = ctx.scope.view(done.docs_path)
     body = RestoreAnswer(
         name=name,

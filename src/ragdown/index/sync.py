@@ -54,6 +54,12 @@ class SyncProgress:
     chunks: int = 0
     step: str | None = None
 
+    def describe(self) -> str:
+        """`indexing 120 of 1,730 files`, or the step once the files are in (as the web UI's badge says)."""
+        if self.step:
+            return self.step
+        return f"indexing {self.files_done:,} of {self.files_total:,} files"
+
 
 @dataclass
 class SyncReport:

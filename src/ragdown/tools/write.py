@@ -82,8 +82,8 @@ def synced(write: Callable[[ToolContext, W], str | Answer]) -> Callable[[ToolCon
     async def handler(ctx: ToolContext, a: W) -> str:
         await ctx.ready()
         answer = await ctx.run(write, ctx, a)
-        await ctx.engine.sync_async()
-        usage = await ctx.run(quota_suffix, ctx)
+        indexed = await ctx.engine.sync_after_write_async()
+        usage = await ctx.run(quota_suffix, ctx) + notes_suffix(indexed.notes())
         if isinstance(answer, str):
             return answer + usage
         return answer.text + await ctx.run(lint_suffix, ctx, answer.linted, answer.notes) + usage

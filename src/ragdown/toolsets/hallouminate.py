@@ -228,7 +228,7 @@ def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
         return a.content.encode()
 
     written = door.save(target, a.path, change, journal=journal)
-    ctx.engine.sync()
+    indexed = ctx.engine.sync_after_write()
     warnings = lint_warnings(ctx, target, written.data)
     return _json(
         {
@@ -237,7 +237,7 @@ def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
             "created": written.created,
             "bytes": len(written.data),
             "warnings": warnings,
-            "notes": journal.notes,
+            "notes": [*journal.notes, *indexed.notes()],
             **({"quota": used} if (used := quota.report(ctx.scope.folder_dir)) else {}),
         }
     )
@@ -263,8 +263,10 @@ def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
     target = resolve_in(ctx.scope.dir, a.path, markdown=True)
     journal = _journal(ctx, "hallouminate:delete_markdown")
     door.delete(target, a.path, journal=journal)
-    ctx.engine.sync()
-    return _json({"path": a.path, "deleted": True, "trash": True, "notes": journal.notes})
+    indexed = ctx.engine.sync_after_write()
+    return _json(
+        {"path": a.path, "deleted": True, "trash": True, "notes": [*journal.notes, *indexed.notes()]}
+    )
 
 
 # -- index, get_footnote --------------------------------------------------------------------------

@@ -221,7 +221,7 @@ def writer(fn: Callable[[ToolContext, Any], Answer]) -> Handler:
     async def handler(ctx: ToolContext, a: Any) -> str:
         await ctx.ready()
         answer = await ctx.run(fn, ctx, a)
-        await ctx.engine.sync_async()
+        await ctx.engine.sync_after_write_async()
         result = await ctx.run(answer)
         return result if isinstance(result, str) else compact(result)
 
