@@ -451,6 +451,8 @@ class Engine:
         while True:
             try:
                 return self.backend.forward_sync(full)
+            except TimeoutError as err:  # the primary is there, busy with a sync longer than a reader waits
+                raise NotReady(f"the primary's sync did not end in time: {err}") from None
             except OSError as err:
                 if self.try_promote() and self.indexer is not None:
                     return self.indexer.request_sync(full).result().as_dict()
