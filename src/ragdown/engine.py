@@ -256,9 +256,8 @@ class Engine:
                 store.close()
             else:
                 keep.append((since, store))
-        if self.store is not None:
+        if self.store is not None:  # still the engine's store until the new one is assigned over it
             keep.append((now, self.store))
-            self.store = None
         self._retired = keep
 
     def _become_primary(self, *, sync: bool) -> None:

@@ -707,26 +707,23 @@ class Store:
         self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression under the file filter."""
-        where, params = self.file_filter_sql(flt)
-        sql = (
-            "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?) AS rank FROM chunks_fts f"
-            + ("" if where == "1" else " JOIN chunks c ON c.id = f.rowid")
-            + " WHERE chunks_fts MATCH ?"
-            + ("" if where == "1" else f" AND c.file_id IN (SELECT id FROM files WHERE {where})")
-            + " ORDER BY rank LIMIT ?"
-        )
-        rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
-        return [(int(r[0]), -float(r[1])) for r in rows]
+        return self._ranked("chunks_fts", match, flt, limit, weights)
 
     def substrings(
         self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
     ) -> list[tuple[int, float]]:
         """Like `bm25`, over the trigram table: `match` quotes substrings of three or more characters."""
+        return self._ranked("chunks_tri", match, flt, limit, weights)
+
+    def _ranked(
+        self, table: str, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """One FTS5 table's MATCH ranked by its bm25 (`table` is one of ours, never the caller's)."""
         where, params = self.file_filter_sql(flt)
         sql = (
-            "SELECT t.rowid, bm25(chunks_tri, ?, ?, ?) AS rank FROM chunks_tri t"
+            f"SELECT t.rowid, bm25({table}, ?, ?, ?) AS rank FROM {table} t"
             + ("" if where == "1" else " JOIN chunks c ON c.id = t.rowid")
-            + " WHERE chunks_tri MATCH ?"
+            + f" WHERE {table} MATCH ?"
             + ("" if where == "1" else f" AND c.file_id IN (SELECT id FROM files WHERE {where})")
             + " ORDER BY rank LIMIT ?"
         )
