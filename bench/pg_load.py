@@ -35,7 +35,7 @@ from _common import exit_cleanly_on_sigterm, median, table, write_result
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.index import pghnsw
 from ragdown.index.embedders import HashEmbedder
-from ragdown.index.pgstore import PostgresBackend
+from ragdown.index.pgbackend import PostgresBackend
 from ragdown.index.store import IndexMeta, Store
 from ragdown.index.sync import Indexer
 

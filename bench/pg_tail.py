@@ -32,7 +32,7 @@ from typing import Any
 import pg_scale
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index import pgsearch, pgstore
+from ragdown.index import pgbackend, pgsearch, pgstore
 from ragdown.index.embedders import HashEmbedder
 from ragdown.index.store import FileFilter, IndexMeta
 from ragdown.index.sync import Indexer
@@ -59,7 +59,7 @@ def build(url: str, work: Path, sections: int) -> tuple[Path, list[str]]:
         queries = pg_scale.write_corpus(docs, files, 0, seed=sections)
         (work / f"queries-{sections}.json").write_text(json.dumps(queries))
     queries = json.loads((work / f"queries-{sections}.json").read_text())
-    backend = pgstore.PostgresBackend(url, f"tail_{sections}", docs)
+    backend = pgbackend.PostgresBackend(url, f"tail_{sections}", docs)
     lock = pg_scale.pg_lock(backend)
     store = backend.open_store(writable=True)
     embedder = HashEmbedder()
@@ -100,8 +100,8 @@ def run(url: str, docs: Path, queries: list[str], args: argparse.Namespace) -> d
     variants: dict[str, ModuleType] = {"after": pgstore}
     if args.before:
         variants["before"] = load_before(Path(args.before))
-    backends = {n: m.PostgresBackend(url, f"tail_{args.sections}", docs) for n, m in variants.items()}
-    stores = {n: b.open_store(writable=False) for n, b in backends.items()}
+    backends = {n: pgbackend.PostgresBackend(url, f"tail_{args.sections}", docs) for n in variants}
+    stores = {n: m.PgStore(backends[n], writable=False) for n, m in variants.items()}
     searchers = {n: Searcher(s, HashEmbedder(), folders=True) for n, s in stores.items()}
     opts = SearchOptions(top_k=8)
     size = pool_size(8)

@@ -16,7 +16,7 @@ from psycopg import sql
 from ragdown.engine import Engine
 from ragdown.index import pghnsw
 from ragdown.index.embedders import HashEmbedder
-from ragdown.index.pgstore import PostgresBackend
+from ragdown.index.pgbackend import PostgresBackend
 from tests.conftest import write
 
 OpenEngine = Callable[..., Engine]

@@ -5,8 +5,8 @@ Two implementations, chosen by `open_backend` from the settings:
 - SQLite (the default): `index/store.py`'s `Store` (one file in the data dir, FTS5, the dense side a numpy
   matrix per process, `index/vectors.py`), the flock + unix socket primary of `index/primary.py`, hook
   memory in the process and the query log as a JSON-lines file in the data dir.
-- PostgreSQL (`RAGDOWN_DATABASE_URL=postgresql://…`, the `ragdown[postgres]` extra): `index/pgstore.py`
-  (pgvector HNSW, full-text search in the database), the advisory-lock primary of `index/pgprimary.py`
+- PostgreSQL (`RAGDOWN_DATABASE_URL=postgresql://…`, the `ragdown[postgres]` extra): `index/pgbackend.py`
+  and its store `index/pgstore.py` (pgvector HNSW, full-text search in the database), the advisory-lock primary of `index/pgprimary.py`
   shared by any number of `ragdown serve` replicas on any number of machines, hook memory and the query log
   in the database, and a cluster-wide lock per document around the write door's read-check-write.
   psycopg is imported only then.
@@ -257,7 +257,7 @@ def open_backend(settings: Settings, root: Path, data_dir: Path, mode: Mode) -> 
     """PostgreSQL when `RAGDOWN_DATABASE_URL` is set, else SQLite in `data_dir`."""
     if settings.database_url:
         try:
-            from ragdown.index.pgstore import PostgresBackend
+            from ragdown.index.pgbackend import PostgresBackend
         except ImportError as err:
             raise ConfigError(
                 f"RAGDOWN_DATABASE_URL is set, but PostgreSQL support is not installed ({err}): "

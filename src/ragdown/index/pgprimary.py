@@ -28,7 +28,7 @@ from typing import Any
 import psycopg
 
 from ragdown.index.backend import GoneHandler, LostHandler, RequestHandler, SyncHandler
-from ragdown.index.pgstore import PostgresBackend, new_request_id
+from ragdown.index.pgbackend import PostgresBackend, new_request_id
 from ragdown.index.store import StoreError
 
 log = logging.getLogger(__name__)
