@@ -26,9 +26,10 @@ from ragdown.documents import CHUNKER_VERSION
 from ragdown.door import share_document_lock
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
-from ragdown.index.backend import IndexStore, PrimaryWatch, open_backend
+from ragdown.index.backend import IndexStore, PrimaryWatch
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.location import open_backend
 from ragdown.index.store import FileFilter, IndexMeta, StoreError
 from ragdown.index.sync import Indexer, ProgressFn, SyncProgress, SyncReport
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions

@@ -130,6 +130,15 @@ def test_find_links_skips_absolute_schemes_indented_code_and_double_backtick_spa
         assert text[link.target_start : link.target_end] == link.target
 
 
+def test_a_link_whose_target_is_code_is_not_a_link_but_code_in_its_text_is_fine() -> None:
+    """Code spans bind tighter than links (CommonMark): `[[`x`]]` is code; `[[a|`b`]]` links to a."""
+    text = "[[```#```]] [[`x`]] [t](<`y`>) [[a|`shown`]] [[b#`h`]]"
+    links = find_links(text)
+    assert [(link.target, link.anchor) for link in links] == [("a", None), ("b", "`h`")]
+    for link in links:
+        assert text[link.target_start : link.target_end] == link.target
+
+
 def test_find_links_offsets_are_in_lf_text_and_lines_in_the_original() -> None:
     original = "\ufeff---\r\nrelated: '[[Front]]'\r\n---\r\nx\r\n[[Body]]\r\n"
     normalized = "---\nrelated: '[[Front]]'\n---\nx\n[[Body]]\n"

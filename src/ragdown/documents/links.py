@@ -112,7 +112,8 @@ def links_in_lines(lines: Sequence[str], scan: BlockScan) -> list[Link]:
         masked = mask_code_spans(line)
         if "[[" in masked:
             for match in _WIKILINK.finditer(masked):
-                links.append(_wikilink(match, line, line_offset, index + 1))
+                if (wiki := _wikilink(match, line, line_offset, index + 1)) is not None:
+                    links.append(wiki)
         if "](" in masked:
             for match in _MARKDOWN_LINK.finditer(masked):
                 link = _markdown_link(match, line, line_offset, index + 1)
@@ -122,18 +123,21 @@ def links_in_lines(lines: Sequence[str], scan: BlockScan) -> list[Link]:
     return links
 
 
-def _wikilink(match: re.Match[str], line: str, line_offset: int, number: int) -> Link:
-    inner = match.group(2)
-    inner_start = match.start(2)
+def _wikilink(match: re.Match[str], line: str, line_offset: int, number: int) -> Link | None:
+    """The link `match` found in the line with its code spans masked; None when its target holds code."""
+    masked = match.group(2)
+    inner = line[match.start(2) : match.end(2)]
     stop = len(inner)
     for separator in ("#", "|"):
-        at = inner.find(separator)
+        at = masked.find(separator)
         if 0 <= at < stop:
             stop = at
     target = inner[:stop]
+    if target != masked[:stop]:
+        return None  # `[[`code`]]`: code, not a link
     if stop < len(inner) and inner[stop] == "|" and target.endswith("\\"):
         target = target[:-1]
-    start = line_offset + inner_start
+    start = line_offset + match.start(2)
     return Link(
         kind="wiki",
         embed=match.group(1) == "!",
@@ -148,7 +152,9 @@ def _wikilink(match: re.Match[str], line: str, line_offset: int, number: int) ->
 
 def _markdown_link(match: re.Match[str], line: str, line_offset: int, number: int) -> Link | None:
     group = 2 if match.group(2) is not None else 3
-    url = match.group(group)
+    url = line[match.start(group) : match.end(group)]
+    if url != match.group(group):
+        return None  # `[text](<`code`>)`: code, not a link
     if not url or url.startswith(("#", "/", "\\")) or _SCHEME.match(url):
         return None
     hash_at = url.find("#")

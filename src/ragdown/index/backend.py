@@ -1,6 +1,6 @@
-"""The index backend: where the index lives, and the one interface that sync, search and the tools use.
+"""The index backend's interface: what sync, search and the tools use, wherever the index lives.
 
-Two implementations, chosen by `open_backend` from the settings:
+Two implementations, chosen by `index/location.py`'s `open_backend` from the settings:
 
 - SQLite (the default): `index/store.py`'s `Store` (one file in the data dir, FTS5, the dense side a numpy
   matrix per process, `index/vectors.py`), the flock + unix socket primary of `index/primary.py`, hook
@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragdown.config import ConfigError, Mode, Settings
 from ragdown.documents.tree import Node
 from ragdown.index.embedders.base import Vectors
 from ragdown.index.store import (
@@ -203,80 +202,3 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-class SqliteBackend:
-    """The default: one SQLite file and one unix socket in the data dir, on one machine."""
-
-    name = "sqlite"
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-
-    def describe(self) -> str:
-        return str(self.data_dir)
-
-    def open_store(self, *, writable: bool) -> IndexStore:
-        from ragdown.index.store import Store
-
-        return Store(self.data_dir, writable=writable)
-
-    def primary_lock(self, on_lost: LostHandler) -> RoleLock:
-        from ragdown.index.primary import PrimaryLock
-
-        return PrimaryLock(self.data_dir)  # an flock is never lost while the process lives
-
-    def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch:
-        from ragdown.index.primary import PrimaryWatcher
-
-        return PrimaryWatcher(self.data_dir, on_gone)
-
-    def forward_sync(self, full: bool) -> dict[str, Any]:
-        from ragdown.index.primary import forward_sync
-
-        return forward_sync(self.data_dir, full)
-
-    def hook_memory(self) -> SessionMemory:
-        from ragdown.search.hook import HookMemory
-
-        return HookMemory()
-
-    def query_log(self) -> QueryLogStore:
-        from ragdown.querylog import QueryLog
-
-        return QueryLog(self.data_dir)
-
-    def document_lock(self) -> DocumentLock | None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
-def open_backend(settings: Settings, root: Path, data_dir: Path, mode: Mode) -> Backend:
-    """PostgreSQL when `RAGDOWN_DATABASE_URL` is set, else SQLite in `data_dir`."""
-    if settings.database_url:
-        try:
-            from ragdown.index.pgbackend import PostgresBackend
-        except ImportError as err:
-            raise ConfigError(
-                f"RAGDOWN_DATABASE_URL is set, but PostgreSQL support is not installed ({err}): "
-                "pip install 'ragdown[postgres]'"
-            ) from None
-        from ragdown.index.pghnsw import HnswSettings
-
-        hnsw = HnswSettings(settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search)
-        return PostgresBackend(settings.database_url, index_name(settings, root, mode), root, hnsw)
-    return SqliteBackend(data_dir)
-
-
-def index_name(settings: Settings, root: Path, mode: Mode) -> str:
-    """The index's name in the database: `RAGDOWN_INDEX_ID`, else a hash of the mode and the docs dir's path.
-
-    Replicas share an index when they find the same name: mount the docs at the same path on every machine,
-    or give them all the same `RAGDOWN_INDEX_ID`."""
-    if settings.index_id:
-        return settings.index_id
-    import hashlib
-
-    return hashlib.sha256(f"{mode}:{root}".encode()).hexdigest()[:16]

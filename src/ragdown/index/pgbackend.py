@@ -1,7 +1,7 @@
 """The PostgreSQL backend (`RAGDOWN_DATABASE_URL`): one index's database, the role, and the shared tables.
 
 Imported only when the URL is set (it needs the `ragdown[postgres]` extra: psycopg 3, psycopg-pool,
-pgvector). The index of one docs dir is one schema, `ragdown_<index id>` (`backend.index_name`).
+pgvector). The index of one docs dir is one schema, `ragdown_<index id>` (`location.index_name`).
 `PostgresBackend` holds what every process of the index shares: the connection pool, the schema's
 bootstrap, the advisory locks (the primary's role in `pgprimary.py`, one per document for writes), the
 generation and the `LISTEN` connection (`_Listener`), and the tables that are not the index:
@@ -22,11 +22,10 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -49,6 +48,9 @@ from ragdown.index.backend import (
 from ragdown.index.pgstore import PgStore
 from ragdown.index.store import StoreError
 from ragdown.querylog import summarise
+
+if TYPE_CHECKING:
+    from ragdown.index.pgprimary import PgPrimaryLock
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +130,7 @@ class PostgresBackend:
         self._waiters_lock = threading.Lock()
         self.sync_handler: Callable[[dict[str, Any]], None] | None = None  # set by the primary's lock
         self.primary_gone = threading.Event()  # a primary said goodbye: watchers try at once
-        self.role: RoleLock | None = None
+        self.role: PgPrimaryLock | None = None  # this process's try at the primary's role
 
     # -- setting up ----------------------------------------------------------------------------------
 
@@ -530,7 +532,3 @@ class PgQueryLog:
 
     def summary(self, min_score: float) -> dict[str, Any]:
         return summarise(self.entries(), min_score)
-
-
-def new_request_id() -> str:
-    return uuid.uuid4().hex

@@ -22,14 +22,17 @@ import contextlib
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from ragdown.index.backend import GoneHandler, LostHandler, RequestHandler, SyncHandler
-from ragdown.index.pgbackend import PostgresBackend, new_request_id
 from ragdown.index.store import StoreError
+
+if TYPE_CHECKING:
+    from ragdown.index.pgbackend import PostgresBackend
 
 log = logging.getLogger(__name__)
 
@@ -251,3 +254,7 @@ def forward_sync(backend: PostgresBackend, full: bool) -> dict[str, Any]:
         return dict(waiter.report or {})
     finally:
         backend.forget(request_id)
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex

@@ -198,10 +198,8 @@ class PgStore:
         """One write transaction on the primary's lock connection; it bumps and announces the generation."""
         if not self.writable:
             raise StoreError("this process is a reader and cannot write the index")
-        from ragdown.index.pgprimary import PgPrimaryLock
-
         role = self.backend.role
-        if not isinstance(role, PgPrimaryLock):
+        if role is None:
             raise StoreError("this process holds no primary lock and cannot write the index")
         with role.connection() as conn:
             with conn.transaction():
