@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +55,26 @@ class QueryLog:
         for path in (self.path.with_name(LOG_NAME + ".1"), self.path):
             try:
                 with path.open(encoding="utf-8") as fh:
-                    for line in fh:
-                        try:
-                            item = json.loads(line)
-                        except ValueError:
-                            continue
-                        if isinstance(item, dict):
-                            out.append(item)
+                    out.extend(parse_entries(fh))
             except FileNotFoundError:
                 continue
         return out
 
     def summary(self, min_score: float) -> dict[str, Any]:
         return summarise(self.entries(), min_score)
+
+
+def parse_entries(lines: Iterable[str]) -> list[dict[str, Any]]:
+    """The entries among the log's lines (JSON objects, one a line); a damaged line is skipped."""
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
 
 
 def summarise(entries: list[dict[str, Any]], min_score: float) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from ragdown.index.backend import (
 )
 from ragdown.index.pgstore import PgStore
 from ragdown.index.store import StoreError
-from ragdown.querylog import summarise
+from ragdown.querylog import parse_entries, summarise
 
 if TYPE_CHECKING:
     from ragdown.index.pgprimary import PgPrimaryLock
@@ -520,15 +520,7 @@ class PgQueryLog:
                 ).fetchall()
         except (psycopg.Error, StoreError) as err:
             raise unavailable(f"the query log cannot be read: {err}") from None
-        out: list[dict[str, Any]] = []
-        for (line,) in rows:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(item, dict):
-                out.append(item)
-        return out
+        return parse_entries(line for (line,) in rows)
 
     def summary(self, min_score: float) -> dict[str, Any]:
         return summarise(self.entries(), min_score)
