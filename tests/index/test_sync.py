@@ -11,7 +11,7 @@ from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.index.embedders import HashEmbedder, Vectors
 from ragdown.index.store import FileFilter, IndexMeta, Store
-from ragdown.index.sync import Indexer, SyncReport
+from ragdown.index.sync import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import BOTH_BACKENDS, write
 
@@ -224,3 +224,21 @@ def test_a_write_answers_before_a_long_sync_ends(docs: Path, open_engine: OpenEn
     assert on_time.notes() == []
     assert on_time.report is not None
     assert on_time.report["unchanged"] == 300
+
+
+def test_a_first_index_commits_a_small_batch_first(docs: Path, open_engine: OpenEngine) -> None:
+    """The first batch is `FIRST_BATCH_CHUNKS` and each next one twice as large: a first index with a model
+    on the CPU is searchable (and its progress moves) within seconds instead of after a full batch."""
+    for i in range(100):
+        write(docs, f"n{i:03}.md", f"# Note {i}\n\nsmall text {i}\n")
+    engine = open_engine(docs, sync=False)
+    store = engine.require_store()
+    seen_at_first: list[int] = []
+
+    def on_progress(progress: SyncProgress) -> None:
+        if progress.files_done == 1 and not seen_at_first:
+            seen_at_first.append(len(store.all_files()))
+
+    engine.add_progress_listener(on_progress)
+    assert engine.sync()["added"] == 100
+    assert seen_at_first == [FIRST_BATCH_CHUNKS]

@@ -38,6 +38,10 @@ MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 # Chunks embedded and committed together: large enough for efficient batches, small enough that searches
 # see the first index grow and memory stays bounded.
 BATCH_CHUNKS = 256
+# The first batch of a sync is this small, and each after it twice the one before up to `BATCH_CHUNKS`:
+# a first index with a model on the CPU commits (so searches find, and the progress moves) within seconds,
+# not after a full batch's ~20 s.
+FIRST_BATCH_CHUNKS = 16
 
 ProgressFn = Callable[["SyncProgress"], None]
 # What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
@@ -177,6 +181,7 @@ class Indexer:
         self.last_sync: SyncReport | None = None
         self.last_error: str | None = None
         self.progress = SyncProgress()
+        self._progress_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._running: Future[SyncReport] | None = None
@@ -319,7 +324,7 @@ class Indexer:
         sure = sum(1 for c in candidates if (k := known.get(c.path)) is None or k.size != c.size)
         with self.store.loading(sure, self._step):
             batch: list[_Work] = []
-            batch_chunks = 0
+            batch_chunks, batch_limit = 0, FIRST_BATCH_CHUNKS
             for stat in candidates:
                 if self._stopping.is_set():
                     raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
@@ -340,9 +345,10 @@ class Indexer:
                     continue
                 batch.append(_Work(stat, data, digest, state is not None))
                 batch_chunks += max(1, len(data) // 1200)
-                if batch_chunks >= BATCH_CHUNKS:
+                if batch_chunks >= batch_limit:
                     self._flush(batch, report)
                     batch, batch_chunks = [], 0
+                    batch_limit = min(batch_limit * 2, BATCH_CHUNKS)
             if batch:
                 self._flush(batch, report)
             self._writes.wait()
@@ -389,12 +395,17 @@ class Indexer:
             )
             for w, doc, vec, more in zip(batch, docs, vectors, windows, strict=True)
         ]
-        self._writes.start(
-            lambda: self.store.write_files(pending), lambda n: self._written(batch, docs, n, report)
-        )
 
-    def _written(self, batch: list[_Work], docs: list[Document], written: int, report: SyncReport) -> None:
-        """A batch's bookkeeping once the store holds it: the report, the history's lists, the progress."""
+        def write() -> int:
+            written = self.store.write_files(pending)
+            for doc in docs:  # the progress moves the moment the batch is in, not when the next one is
+                self._advance(len(doc.chunks))
+            return written
+
+        self._writes.start(write, lambda n: self._written(batch, n, report))
+
+    def _written(self, batch: list[_Work], written: int, report: SyncReport) -> None:
+        """A batch's bookkeeping once the store holds it: the report and the history's lists."""
         report.chunks += written
         for w in batch:
             if self.observer is not None:
@@ -406,8 +417,6 @@ class Indexer:
                 report.updated += 1
             else:
                 report.added += 1
-        for doc in docs:
-            self._advance(len(doc.chunks))
 
     def _embed(self, docs: list[Document]) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
         """Each document's chunk vectors, and the further windows of its chunks longer than the model reads."""
@@ -445,8 +454,10 @@ class Indexer:
         self._notify()
 
     def _advance(self, chunks: int) -> None:
-        self.progress.files_done += 1
-        self.progress.chunks += chunks
+        """One more file done (read unchanged or skipped in the sync's thread, written in the write's)."""
+        with self._progress_lock:
+            self.progress.files_done += 1
+            self.progress.chunks += chunks
         self._notify()
 
     def _notify(self) -> None:
