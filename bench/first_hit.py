@@ -1,11 +1,12 @@
 """How soon a first index with a model answers a search: the first batch's size, side by side.
 
     .venv/bin/python bench/first_hit.py [--corpus obsidian-help] [--embedder minilm] [--rounds 2]
-        [--first 256,16]
+        [--first 256,16] [--threads 1,2]
 
 Each round indexes the corpus from an empty data dir once per first-batch size (`sync.FIRST_BATCH_CHUNKS`;
 256 is `BATCH_CHUNKS`, i.e. every batch full-size as before the ramp), the variants interleaved and taking
-turns going first. The model is loaded once, before the timings. Reported per variant: seconds from the
+turns going first; with `--threads`, each first-batch size at each ONNX thread count. The model is loaded
+once per thread count, before the timings. Reported per variant: seconds from the
 sync's start to the first search that finds a hit (polled every 50 ms), to the first progress report of a
 file done, and to the end of the sync, with medians over the rounds.
 
@@ -24,6 +25,7 @@ from typing import Any
 
 from _common import CORPORA, exit_cleanly_on_sigterm, machine, median, table, write_result
 from ragdown.config import Settings
+from ragdown.cpus import default_threads
 from ragdown.engine import Engine
 from ragdown.index import sync
 from ragdown.index.embedders import load_configured
@@ -71,6 +73,10 @@ def one_run(docs: Path, embedder: Embedder, first: int) -> dict[str, float]:
     return times
 
 
+def name(variant: tuple[int, int]) -> str:
+    return f"first {variant[0]}, {variant[1]} threads"
+
+
 def main() -> None:
     exit_cleanly_on_sigterm()
     parser = argparse.ArgumentParser(
@@ -80,31 +86,36 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--first", default="256,16", help="first-batch sizes to compare, comma-separated")
+    parser.add_argument(
+        "--threads", default="", help="ONNX thread counts to compare, comma-separated (default: ragdown's)"
+    )
     args = parser.parse_args()
     docs = CORPORA[args.corpus]
     sizes = [int(n) for n in args.first.split(",")]
-    embedder = load_configured(args.embedder, Settings.from_env({}))
-    runs: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+    thread_counts = [int(n) for n in args.threads.split(",")] if args.threads else [default_threads()]
+    embedders = {
+        t: load_configured(args.embedder, Settings.from_env({"RAGDOWN_THREADS": str(t)}))
+        for t in thread_counts
+    }
+    variants = [(first, t) for t in thread_counts for first in sizes]
+    runs: dict[str, list[dict[str, float]]] = {name(v): [] for v in variants}
     for round_ in range(args.rounds):
-        order = sizes[round_ % len(sizes) :] + sizes[: round_ % len(sizes)]
-        for first in order:
-            times = one_run(docs, embedder, first)
-            runs[first].append(times)
-            print(f"round {round_ + 1}, first batch {first}: {times}", file=sys.stderr, flush=True)
+        order = variants[round_ % len(variants) :] + variants[: round_ % len(variants)]
+        for first, threads in order:
+            times = one_run(docs, embedders[threads], first)
+            runs[name((first, threads))].append(times)
+            print(f"round {round_ + 1}, {name((first, threads))}: {times}", file=sys.stderr, flush=True)
     keys = ("first_hit_s", "first_progress_s", "done_s")
     summary: dict[str, Any] = {
-        str(n): {k: round(median([r[k] for r in runs[n]]), 2) for k in keys} for n in sizes
+        v: {k: round(median([r[k] for r in rs]), 2) for k in keys} for v, rs in runs.items()
     }
-    rows = [[n, *(summary[str(n)][k] for k in keys)] for n in sizes]
-    print(table(["first batch (chunks)", "first hit s", "progress moves s", "done s"], rows))
+    rows = [
+        [first, threads, *(summary[name((first, threads))][k] for k in keys)] for first, threads in variants
+    ]
+    print(table(["first batch (chunks)", "threads", "first hit s", "progress moves s", "done s"], rows))
     out = write_result(
         "first_hit",
-        {
-            "machine": machine(),
-            "args": vars(args),
-            "runs": {str(n): r for n, r in runs.items()},
-            "median": summary,
-        },
+        {"machine": machine(), "args": vars(args), "runs": runs, "median": summary},
     )
     print(out)
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import CORPORA, exit_cleanly_on_sigterm, machine, median, table, write_result
-from ragdown.config import default_threads
+from ragdown.cpus import default_threads
 from ragdown.documents import CHUNKER_VERSION, parse_document
 from ragdown.index.embedders import Embedder, Vectors, load_embedder
 from ragdown.index.store import IndexMeta, Store

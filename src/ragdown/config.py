@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from ragdown.cpus import default_threads
 from ragdown.paths import notes_dir as check_notes_dir
 
 Mode = Literal["stdio", "serve"]
@@ -35,11 +36,6 @@ SEARCH_TOP_K = (1, 50)  # hits one search may ask for (ragdown_recall, /api/sear
 
 class ConfigError(ValueError):
     """A variable holds a value ragdown cannot use."""
-
-
-def default_threads() -> int:
-    """Half the logical cores, at least one (measured faster than all cores on hybrid CPUs)."""
-    return max(1, (os.cpu_count() or 2) // 2)
 
 
 @dataclass(frozen=True)
@@ -226,7 +222,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedding_api_key", "RAGDOWN_EMBEDDING_API_KEY", "str", None, "Embedding API key",
             "The key for openai:<model>."),
     Setting("hf_endpoint", "HF_ENDPOINT", "str", DEFAULT_HF_ENDPOINT, "Model hub", "Where local models download from."),
-    Setting("threads", "RAGDOWN_THREADS", "int", None, "Threads", "ONNX Runtime threads for the local model.",
+    Setting("threads", "RAGDOWN_THREADS", "int", None, "Threads", "ONNX Runtime threads for the local model (default: the physical cores it may use).",
             minimum=1, maximum=256),
     Setting("quantize", "RAGDOWN_QUANTIZE", "bool", False, "Quantize",
             "Use a verified local int8 copy of a local ONNX model."),

@@ -10,7 +10,7 @@
 - Pooling is CLS (first token) or the mean over the attention mask of the token embeddings; a model whose
   output is already a pooled 2-D `(batch, dim)` tensor is used as it is. `token_type_ids` are zeros and
   `position_ids` the positions, when the graph takes them. Rows are L2-normalised.
-- `intra_op_num_threads` is the `threads` given (ragdown passes half the logical cores). The CPU memory
+- `intra_op_num_threads` is the `threads` given (by default the physical cores, `cpus.py`). The CPU memory
   arena stays on: turning it off saved ~130 MB of peak RSS here but halved 2-thread throughput (each
   pass's activations then go through malloc/mmap and fresh page faults); `cpu_mem_arena=False` is there
   for hosts where memory matters more than speed. Each pass runs with arena shrinkage
