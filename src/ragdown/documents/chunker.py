@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragdown.documents.blocks import BlockScan, scan_blocks
-from ragdown.documents.frontmatter import frontmatter_of_lines, scalar_text
+from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.model import HEADING_SEPARATOR, Chunk
-from ragdown.documents.text import is_blank, normalize_text, split_lines, stem
+from ragdown.documents.text import is_blank, normalize_text, split_lines
+from ragdown.documents.title import document_title
 
 CHUNKER_VERSION = 3
 MAX_CHUNK_CHARS = 1500
@@ -29,17 +30,6 @@ def breadcrumb(title: str, heading: str) -> str:
     if heading.startswith(f"{title}{HEADING_SEPARATOR}"):
         return heading
     return f"{title}{HEADING_SEPARATOR}{heading}"
-
-
-def document_title(front_title: object, scan: BlockScan, path: str) -> str:
-    """Frontmatter `title`, else the first top-level H1, else the file name without its extension."""
-    text = scalar_text(front_title)
-    if text:
-        return text
-    for heading in scan.headings:
-        if heading.level == 1 and heading.text:
-            return heading.text
-    return stem(path)
 
 
 def chunk_markdown(text: str, path: str, *, max_chunk_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:

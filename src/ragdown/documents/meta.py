@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragdown.documents.blocks import BlockScan, scan_blocks
-from ragdown.documents.chunker import document_title
 from ragdown.documents.frontmatter import frontmatter_of_lines, scalar_text, string_items
 from ragdown.documents.model import DocumentMeta
 from ragdown.documents.text import mask_code_spans, normalize_text, split_lines
+from ragdown.documents.title import document_title
 
 _INLINE_TAG = re.compile(r"(?:^|(?<=\s))#([\w/-]+)")
 _VALID_TAG = re.compile(r"[\w/-]+")

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ragdown.documents.blocks import BlockScan, scan_blocks
-from ragdown.documents.chunker import document_title
 from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.text import is_blank, normalize_text, split_lines
+from ragdown.documents.title import document_title
 
 TREE_VERSION = 1
 ROUTING_COST = 150
