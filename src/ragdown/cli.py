@@ -86,12 +86,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> Engine:
+    from ragdown.commands import answer
     from ragdown.config import ConfigError
     from ragdown.engine import Engine
 
     if not directory.is_dir():
         raise ConfigError(f"not a directory: {directory}")
-    engine = Engine(settings.with_docs_dir(directory), "stdio", docs_dir=directory, ignore=tuple(ignore))
+    engine = Engine(
+        settings.with_docs_dir(directory),
+        "stdio",
+        docs_dir=directory,
+        ignore=tuple(ignore),
+        cli_answer=answer,
+    )
     engine.start(background=False, initial_sync=False, watch=False)
     if engine.error:
         raise SystemExit(f"ragdown: {engine.error}")

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -77,6 +77,9 @@ class EngineStatus:
     error: str | None
 
 
+CliAnswer = Callable[["Engine", Mapping[str, Any]], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class WriteSync:
     """How the sync after a write went: its report, or (`pending`) why the write answers before the index has
@@ -110,8 +113,12 @@ class Engine:
         embedder: Embedder | None = None,
         takeover_interval_s: float = TAKEOVER_INTERVAL_S,
         ignore: tuple[str, ...] = (),
+        cli_answer: CliAnswer | None = None,
     ) -> None:
         self.settings = settings
+        # How this process, as the primary, answers `ragdown search` / `ragdown index` of another process
+        # (`commands.answer`); without it they are told to work alone.
+        self._cli_answer = cli_answer
         self.mode = mode
         self.root = (docs_dir or settings.require_docs_dir()).resolve()
         self.folders = mode == "serve"
@@ -377,10 +384,10 @@ class Engine:
 
     def _on_cli_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """`ragdown search` / `ragdown index` of another process, answered on this one's model and index."""
-        from ragdown.commands import answer
-
+        if self._cli_answer is None:
+            return {"ok": False, "error": "this process does not answer the CLI"}
         self._ready.wait()
-        return answer(self, request)
+        return self._cli_answer(self, request)
 
     def _observe_sync(
         self, changed: list[tuple[str, bytes]], added: list[tuple[str, str]], removed: list[str]

@@ -35,7 +35,7 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 
-from ragdown import __version__, toolsets
+from ragdown import __version__, commands, toolsets
 from ragdown.access import Access
 from ragdown.config import ConfigError, Settings
 from ragdown.documents import decode_text
@@ -461,7 +461,7 @@ def prepare_stdio(settings: Settings) -> StdioServer:
     except Refusal as err:
         where = "RAGDOWN_TOOLSET" if settings.toolset else f"the toolset of {docs}/.ragdown.json"
         raise ConfigError(f"{where}: {err.message}") from None
-    engine = Engine(settings, "stdio", docs_dir=docs)
+    engine = Engine(settings, "stdio", docs_dir=docs, cli_answer=commands.answer)
     feed = DocumentFeed(scope)
     feed.attach(engine)
     engine.start()

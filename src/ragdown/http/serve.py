@@ -6,6 +6,7 @@ import logging
 
 import uvicorn
 
+from ragdown import commands
 from ragdown.config import ConfigError, Settings
 from ragdown.engine import Engine
 from ragdown.http import serversettings
@@ -26,7 +27,7 @@ def build_app(settings: Settings) -> RagdownApp:
         )
     docs = settings.require_docs_dir()
     saved = serversettings.load(docs)
-    engine = Engine(settings, "serve", docs_dir=docs)
+    engine = Engine(settings, "serve", docs_dir=docs, cli_answer=commands.answer)
     runtime = Runtime(settings, engine, saved)
     engine.embedder_spec = runtime.embedder_spec
     engine.embedder_chosen = settings.embedder_chosen or "embedder" in saved
