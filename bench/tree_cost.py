@@ -16,9 +16,10 @@ from collections.abc import Callable
 
 from _common import CORPORA, median, table, write_result
 from ragdown.documents.blocks import scan_blocks
-from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines, document_title
+from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines
 from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.text import normalize_text, split_lines
+from ragdown.documents.title import document_title
 from ragdown.documents.tree import tree_of
 
 
