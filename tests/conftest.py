@@ -26,6 +26,8 @@ TEST_ENV = {
     "RAGDOWN_WATCH": "false",
     "RAGDOWN_HOOK_MIN_SCORE": "0.2",
     "RAGDOWN_HOOK_MIN_RATIO": "0",
+    # One ONNX thread per model: the suite runs three workers on two cores, where more only spin.
+    "RAGDOWN_THREADS": "1",
 }
 
 REPO = Path(__file__).resolve().parent.parent
