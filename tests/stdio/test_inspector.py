@@ -2,7 +2,8 @@
 
 The Inspector launches `<python> -m ragdown.cli stdio` itself, with the environment given by `-e`, exactly
 as an MCP client configured with that command would. It skips, saying so, only where `npx` is missing;
-where `npx` is present the package is fetched on first use (into npm's own cache), which can take a while.
+where `npx` is present the package is fetched on first use (into npm's own cache), which can take a while,
+and its command then run directly.
 The major version is pinned (the CLI's flags changed between 1 and 2).
 """
 
@@ -33,11 +34,12 @@ BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice
 
 
 @pytest.fixture(scope="module")
-def downloaded() -> None:
-    """Fetch the Inspector once, with a generous timeout, before the timed calls."""
+def inspector() -> Path:
+    """Fetch the Inspector through npx once, with a generous timeout, and return its command: the timed
+    calls run it directly, without npx resolving the version again each time."""
     assert NPX is not None
     done = subprocess.run(
-        [NPX, "-y", INSPECTOR, "--version"],
+        [NPX, "-y", "-p", INSPECTOR, "-c", "command -v mcp-inspector"],
         capture_output=True,
         text=True,
         timeout=FIRST_RUN_TIMEOUT_S,
@@ -45,6 +47,9 @@ def downloaded() -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, f"npx could not run {INSPECTOR}: {done.stderr[-2000:]}"
+    command = Path(done.stdout.strip().splitlines()[-1])
+    assert command.is_file(), f"npx named no mcp-inspector command: {done.stdout[-2000:]}"
+    return command
 
 
 def npx_env() -> dict[str, str]:
@@ -54,7 +59,9 @@ def npx_env() -> dict[str, str]:
     return env
 
 
-def inspect(tmp_path: Path, docs: Path, *method: str, **env: str) -> tuple[dict[str, Any], int]:
+def inspect(
+    inspector: Path, tmp_path: Path, docs: Path, *method: str, **env: str
+) -> tuple[dict[str, Any], int]:
     """One Inspector CLI run against a fresh `ragdown stdio`: its JSON answer and exit status."""
     assert NPX is not None
     server_env = {
@@ -65,7 +72,7 @@ def inspect(tmp_path: Path, docs: Path, *method: str, **env: str) -> tuple[dict[
         **env,
     }
     flags = [arg for key, value in server_env.items() for arg in ("-e", f"{key}={value}")]
-    command = [NPX, "-y", INSPECTOR, "--cli", *flags, sys.executable, "-m", "ragdown.cli", "stdio", *method]
+    command = [str(inspector), "--cli", *flags, sys.executable, "-m", "ragdown.cli", "stdio", *method]
     done = subprocess.run(
         command,
         capture_output=True,
@@ -90,9 +97,8 @@ def docs(docs: Path) -> Path:
     return docs
 
 
-@pytest.mark.usefixtures("downloaded")
-def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
-    listed, status = inspect(tmp_path, docs, "--method", "tools/list")
+def test_the_inspector_lists_the_tools(inspector: Path, tmp_path: Path, docs: Path) -> None:
+    listed, status = inspect(inspector, tmp_path, docs, "--method", "tools/list")
     assert status == 0
     tools = {t["name"]: t for t in listed["tools"]}
     assert sorted(tools) == sorted(
@@ -121,9 +127,11 @@ def test_the_inspector_lists_the_tools(tmp_path: Path, docs: Path) -> None:
     assert tools["ragdown_delete"]["annotations"]["destructiveHint"] is True
 
 
-@pytest.mark.usefixtures("downloaded")
-def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(tmp_path: Path, docs: Path) -> None:
+def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(
+    inspector: Path, tmp_path: Path, docs: Path
+) -> None:
     called, status = inspect(
+        inspector,
         tmp_path,
         docs,
         "--method",
@@ -143,6 +151,7 @@ def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(tmp_path: P
 
     # A refusal is a tool result with isError, never a protocol error (which would carry no content).
     refused, _ = inspect(
+        inspector,
         tmp_path,
         docs,
         "--method",
@@ -156,11 +165,10 @@ def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(tmp_path: P
     assert "outside the docs folder" in refused["content"][0]["text"]
 
 
-@pytest.mark.usefixtures("downloaded")
-def test_the_inspector_drives_the_markindex_tool_set(tmp_path: Path, docs: Path) -> None:
+def test_the_inspector_drives_the_markindex_tool_set(inspector: Path, tmp_path: Path, docs: Path) -> None:
     """A MarkIndex client's calls, unchanged: list the five tools, walk to a node, read it, search."""
     write(docs, "guides/setup.md", BACKUPS)
-    listed, status = inspect(tmp_path, docs, "--method", "tools/list", RAGDOWN_TOOLSET="markindex")
+    listed, status = inspect(inspector, tmp_path, docs, "--method", "tools/list", RAGDOWN_TOOLSET="markindex")
     assert status == 0
     assert sorted(t["name"] for t in listed["tools"]) == [
         "browse_documents",
@@ -174,7 +182,15 @@ def test_the_inspector_drives_the_markindex_tool_set(tmp_path: Path, docs: Path)
     def call(tool: str, **arguments: str) -> dict[str, Any]:
         args = [arg for key, value in arguments.items() for arg in ("--tool-arg", f"{key}={value}")]
         answer, code = inspect(
-            tmp_path, docs, "--method", "tools/call", "--tool-name", tool, *args, RAGDOWN_TOOLSET="markindex"
+            inspector,
+            tmp_path,
+            docs,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            tool,
+            *args,
+            RAGDOWN_TOOLSET="markindex",
         )
         body: dict[str, Any] = json.loads(answer["content"][0]["text"])
         # A failure is still an envelope for MarkIndex's clients, and an isError result for every client
