@@ -504,6 +504,7 @@ class Engine:
         who = "the index" if self.role == "primary" else "the primary"
         return WriteSync(
             pending=f"{who} is still syncing{where}: the change is on disk and searchable once that sync ends"
+            " (ragdown_stats shows how far it is)"
         )
 
     async def sync_after_write_async(self) -> WriteSync:

@@ -215,6 +215,7 @@ def test_a_write_answers_before_a_long_sync_ends(docs: Path, open_engine: OpenEn
     assert late.pending is not None
     assert late.pending.startswith("the index is still syncing")
     assert "the change is on disk" in late.pending
+    assert late.pending.endswith("(ragdown_stats shows how far it is)")
     assert late.as_dict() == {"pending": late.pending}
     assert late.notes() == [late.pending]
     engine.sync()  # the one running, or its follow-up: every file indexed either way
@@ -242,3 +243,18 @@ def test_a_first_index_commits_a_small_batch_first(docs: Path, open_engine: Open
     engine.add_progress_listener(on_progress)
     assert engine.sync()["added"] == 100
     assert seen_at_first == [FIRST_BATCH_CHUNKS]
+
+
+def test_the_progress_reads_the_same_everywhere() -> None:
+    """`/api/status` and `ragdown_stats` carry `as_dict`; a write's note and the web badge say `describe`."""
+    files = SyncProgress(files_done=1200, files_total=9800, chunks=5000)
+    assert files.as_dict() == {"files_done": 1200, "files_total": 9800, "chunks": 5000}
+    assert files.describe() == "indexing 1,200 of 9,800 files"
+    graph = SyncProgress(files_done=10, files_total=10, chunks=40, step="building the vector index")
+    assert graph.as_dict() == {
+        "files_done": 10,
+        "files_total": 10,
+        "chunks": 40,
+        "step": "building the vector index",
+    }
+    assert graph.describe() == "building the vector index"

@@ -255,13 +255,7 @@ async def status(api: Api, request: Request) -> Response:
         body["embedder_notice"] = engine.embedder_notice
     progress = engine.progress
     if progress is not None:
-        body["progress"] = {
-            "files_done": progress.files_done,
-            "files_total": progress.files_total,
-            "chunks": progress.chunks,
-        }
-        if progress.step:
-            body["progress"]["step"] = progress.step
+        body["progress"] = progress.as_dict()
     if engine.sync_error:
         body["sync_error"] = engine.sync_error
     if engine.error:

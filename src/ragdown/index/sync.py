@@ -58,6 +58,17 @@ class SyncProgress:
     chunks: int = 0
     step: str | None = None
 
+    def as_dict(self) -> dict[str, int | str]:
+        """`{files_done, files_total, chunks}`, and `step` when there is one (`/api/status`, `ragdown_stats`)."""
+        out: dict[str, int | str] = {
+            "files_done": self.files_done,
+            "files_total": self.files_total,
+            "chunks": self.chunks,
+        }
+        if self.step:
+            out["step"] = self.step
+        return out
+
     def describe(self) -> str:
         """`indexing 120 of 1,730 files`, or the step once the files are in (as the web UI's badge says)."""
         if self.step:

@@ -527,6 +527,9 @@ def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
         "last_sync": {**last.as_dict(), "at": round(last.at * 1000)} if last else None,
         "scope": str(scope.dir) if scope.is_subfolder else None,
     }
+    progress = engine.progress
+    if progress is not None:  # how far the running sync is, as /api/status says it
+        out["progress"] = progress.as_dict()
     skipped = store.skipped_files(flt)
     out["skipped"] = len(skipped)
     if engine.embedder_error:
