@@ -269,10 +269,20 @@ class Engine:
         self._retired = keep
 
     def _become_primary(self, *, sync: bool) -> None:
+        """Open the index for writing and start indexing; the role's lock is held. When the index cannot be
+        opened (a database that went away, a full disk), the lock is let go, so this process or another
+        can try again, and the error raised: nothing holds the role without indexing."""
+        store: IndexStore | None = None
+        try:
+            store = self.backend.open_store(writable=True)
+            if store.ensure_meta(self._meta()):
+                log.info("building a new index in %s", self.backend.describe())
+        except Exception:
+            if store is not None:
+                store.close()
+            self._lock.release()
+            raise
         self._retire_store()
-        store = self.backend.open_store(writable=True)
-        if store.ensure_meta(self._meta()):
-            log.info("building a new index in %s", self.backend.describe())
         self.store = store
         self.searcher = Searcher(store, self.embedder, folders=self.folders)
         self.indexer = Indexer(
@@ -353,7 +363,11 @@ class Engine:
             ):
                 return False
             log.info("the primary went away: taking over")
-            self._become_primary(sync=True)
+            try:
+                self._become_primary(sync=True)
+            except Exception as err:
+                log.error("could not take over the index (%s): still a reader, trying again later", err)
+                return False
             return True
 
     def _on_lock_lost(self) -> None:

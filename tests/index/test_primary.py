@@ -14,7 +14,7 @@ import pytest
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.index.primary import request, socket_path
-from ragdown.index.store import FileFilter
+from ragdown.index.store import DB_NAME, FileFilter
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import REPO, isolated_env, write
 
@@ -159,6 +159,39 @@ def test_a_store_taken_before_a_take_over_still_answers(
         engine.close()
     with pytest.raises(Exception, match="closed"):
         held.generation()
+
+
+def test_a_take_over_that_cannot_open_the_index_lets_the_role_go_and_tries_again(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    """A reader that wins the lock but cannot open the index for writing (here its path is a directory
+    for a while) stays a reader and lets the lock go, so no process holds the role without indexing; the
+    next try, once the index opens, takes over."""
+    write(docs, "doc.md", versioned(0))
+    proc = primary()
+    engine = reader(env, docs)
+    data = Path(env["RAGDOWN_DATA_DIR"])
+    index = data / DB_NAME
+    away = data / "index-away.sqlite"
+    try:
+        index.rename(away)  # the reader's open connection keeps the file
+        index.mkdir()
+        proc.kill()
+        proc.wait()
+        assert not engine.try_promote()
+        with engine._role_lock:  # the primary watcher may be trying too
+            assert engine.role == "reader"
+            assert not engine._lock.held
+        assert engine.search("marker", FileFilter(), SearchOptions(top_k=3))  # still answers as a reader
+        index.rmdir()
+        away.rename(index)
+        assert engine.try_promote()
+        assert engine.role == "primary"
+        write(docs, "new.md", "# New\n\ntaken over at last\n")
+        engine.sync()
+        assert engine.sync()["unchanged"] == 2
+    finally:
+        engine.close()
 
 
 def test_a_dead_primarys_socket_is_taken_over(

@@ -93,6 +93,7 @@ class PrimaryLock:
             server.bind(str(self.sock_path))
             os.chmod(self.sock_path, 0o600)
             server.listen(16)
+            server.settimeout(0.5)  # before the thread starts: a release right after closes the socket
         except OSError as err:
             log.debug("could not become primary: %s", err)
             fcntl.flock(fd, fcntl.LOCK_UN)
@@ -109,7 +110,6 @@ class PrimaryLock:
         return True
 
     def _serve(self, server: socket.socket, on_sync: SyncHandler) -> None:
-        server.settimeout(0.5)
         while not self._stop.is_set():
             try:
                 conn, _ = server.accept()
