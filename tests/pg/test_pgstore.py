@@ -113,7 +113,8 @@ def test_a_primary_that_loses_its_session_steps_down(
     # Whichever tries first wins the lock again (the one that lost it too, on a new session): one primary.
     wait_for(lambda: sorted((first.role, second.role)) == ["primary", "reader"], "no single primary")
     assert not (lock.held and lock._conn is not None and lock._conn.info.backend_pid == pid)
-    reader = first if first.role == "reader" else second
+    reader, winner = (first, second) if first.role == "reader" else (second, first)
+    winner.sync()  # its take-over sync done (under load it can end after the write below, and find b.md)
     write(docs, "b.md", "# Beta\n\nblueberry\n")
     assert reader.sync()["added"] == 1  # forwarded to the primary, whichever it is
     assert paths(reader, "blueberry")[0] == "b.md"
