@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragdown.config import OFFLINE_EMBEDDER, Mode, Settings
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.door import share_document_lock
+from ragdown.door import document_lock, share_document_lock
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
 from ragdown.index.backend import IndexStore, PrimaryWatch
@@ -410,7 +410,7 @@ class Engine:
         change listeners hear of every document the sync added, updated or removed."""
         try:
             if self.history is not None:
-                observe_sync(self.history, changed, added, removed)
+                observe_sync(self.history, changed, added, removed, root=self.root, lock=document_lock)
         finally:
             if self._change_listeners:
                 changes = DocumentChanges(

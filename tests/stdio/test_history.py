@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from ragdown import atomic, door
 from ragdown.engine import Engine
 from ragdown.history import HistoryStore
+from ragdown.history.journal import observe_sync
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from tests.conftest import write
@@ -226,6 +229,41 @@ async def test_two_processes_record_at_once_and_nothing_is_lost(
         assert doc is not None
         texts = [store.data(v).decode() for v in reversed(store.versions(doc))]
         assert texts == [f"# {name}\n\nv{i}\n" for i in range(rounds + 1)]  # v0 as the original, then each
+    store.close()
+
+
+def versions_of(store: HistoryStore, path: str) -> list[bytes]:
+    doc = store.find_doc(path)
+    assert doc is not None
+    return [store.data(v) for v in reversed(store.versions(doc))]
+
+
+def test_a_sync_that_reads_a_write_in_flight_leaves_its_versions_to_the_write(tmp_path: Path) -> None:
+    """The race two processes hit: a write through the door has put v1 on disk and is about to record it
+    (with v0 as its original) when another process's sync reads v1 and records it as an external change.
+    The sync records under the document's lock, so it waits, finds the write's version and adds nothing."""
+    docs = tmp_path / "docs"
+    write(docs, "n.md", "v0")
+    store = HistoryStore(docs)
+    target = docs / "n.md"
+    on_disk = threading.Event()
+
+    def door_write() -> None:
+        with door.document_lock(target):
+            atomic.replace(target, b"v1")
+            on_disk.set()
+            time.sleep(0.3)  # the sync reads v1 meanwhile and would record it first
+            store.record("n.md", b"v1", who="ragdown_write", event="changed", before=b"v0")
+
+    writer = threading.Thread(target=door_write)
+    writer.start()
+    assert on_disk.wait(10)
+    observe_sync(store, [("n.md", b"v1")], [], [], root=docs, lock=door.document_lock)
+    writer.join()
+    assert versions_of(store, "n.md") == [b"v0", b"v1"]
+    # Bytes the sync read that a later write has replaced are left to that write (or the next sync).
+    observe_sync(store, [("n.md", b"v0-stale")], [], [], root=docs, lock=door.document_lock)
+    assert versions_of(store, "n.md") == [b"v0", b"v1"]
     store.close()
 
 

@@ -8,6 +8,7 @@ a change (`after`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -97,10 +98,17 @@ def observe_sync(
     changed: Sequence[tuple[str, bytes]],
     added: Sequence[tuple[str, str]],
     removed: Sequence[str],
+    *,
+    root: Path,
+    lock: Callable[[Path], contextlib.AbstractContextManager[None]],
 ) -> None:
     """What a sync found on disk, recorded as `external`.
 
-    - a changed document (its hash differs from the index's) gets a version;
+    - a changed document (its hash differs from the index's) gets a version, recorded under the document's
+      lock (the write door's, `lock`) and only while the file under `root` still holds those bytes: a write
+      through the door records its own version (and the original before it) inside that lock, so a sync
+      that reads the file in between neither records the write's bytes first, without their original, nor
+      records bytes another write has replaced since;
     - a new document gets none (a first sync never copies a vault into history): unless a removed document's
       last recorded bytes are its bytes, which is a rename made outside, and its history follows;
     - a removed document with history goes to the trash.
@@ -121,7 +129,14 @@ def observe_sync(
         for source, target in moved_from.items():
             store.record_move(source, target, who="external")
         for path, data in changed:
-            store.record(path, data, who="external", event="changed")
+            file = root / path
+            with lock(file):
+                try:
+                    current = file.read_bytes()
+                except OSError:
+                    continue  # gone since: the next sync sees that
+                if current == data:
+                    store.record(path, data, who="external", event="changed")
         for path in removed:
             if path not in moved_from and store.find_doc(path, deleted=False) is not None:
                 store.record_delete(path, None, who="external")
