@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdown.history.store import HistoryStore
+from ragdown.sandbox import read_plain
 
 log = logging.getLogger(__name__)
 
@@ -129,13 +130,8 @@ def observe_sync(
         for source, target in moved_from.items():
             store.record_move(source, target, who="external")
         for path, data in changed:
-            file = root / path
-            with lock(file):
-                try:
-                    current = file.read_bytes()
-                except OSError:
-                    continue  # gone since: the next sync sees that
-                if current == data:
+            with lock(root / path):
+                if read_plain(root, path) == data:  # else gone or changed since: left to the next sync
                     store.record(path, data, who="external", event="changed")
         for path in removed:
             if path not in moved_from and store.find_doc(path, deleted=False) is not None:
