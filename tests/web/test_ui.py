@@ -384,6 +384,24 @@ def test_turn_mcp_on_and_copy_the_config(ui_server: UiServer, open_page: OpenPag
     assert answer.status_code == 200
 
 
+def test_a_save_answered_after_leaving_the_page_does_not_draw_over_the_next_one(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    page = open_page(ui_server, "/#/f/other/settings")
+    expect(page.locator("#mcp-switch")).not_to_be_checked()
+    held: list[Route] = []
+    page.route("**/api/folders/other", lambda route: held.append(route))
+    page.click("label.switch[for=mcp-switch]")
+    eventually(lambda: bool(held))
+    page.goto("/#/settings")
+    expect(page.locator("#setting-text_limit")).to_be_visible()
+    held[0].continue_()
+    eventually(lambda: folder_settings(ui_server.docs, "other").get("mcp") is True)
+    expect(page.locator(".toast", has_text="MCP is on for this folder.")).to_be_visible()
+    expect(page.locator("#setting-text_limit")).to_be_visible()
+    expect(page.locator("#mcp-switch")).to_have_count(0)
+
+
 def test_folder_title_and_hook_defaults(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/f/other/settings")
     page.fill("#folder-title", "Other notes")

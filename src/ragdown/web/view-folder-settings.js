@@ -18,14 +18,16 @@ import {
 } from "./state.js";
 import { HOOK_FIELDS, markInvalid, minScoreWarning, parseSetting, settingControl } from "./view-settings.js";
 
-export async function renderFolderSettings(main, route) {
+export async function renderFolderSettings(main, route, { signal }) {
   let folder = folderByName(route.folder);
   if (!folder) {
     mountNoSuchFolder(main, route.folder);
     return {};
   }
 
+  // A save answered after the user has gone to another page must not draw this one over it.
   const draw = () => {
+    if (signal.aborted) return;
     folder = folderByName(folder.name) || folder;
     mount(
       main,

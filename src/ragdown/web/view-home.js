@@ -17,8 +17,10 @@ export function folderBadges(folder) {
   ];
 }
 
-export async function renderHome(main) {
+export async function renderHome(main, _route, { signal }) {
+  // A delete or a folder list answered after the user has gone to another page must not draw this one over it.
   const draw = () => {
+    if (signal.aborted) return;
     const folders = state.folders;
     const status = state.status || {};
     mount(

@@ -163,7 +163,7 @@ function controlValue(field, control) {
   return field.kind === "bool" ? control.checked : control.value;
 }
 
-export async function renderSettings(main) {
+export async function renderSettings(main, _route, { signal }) {
   let facts = null;
   let drawn = null;
 
@@ -176,7 +176,9 @@ export async function renderSettings(main) {
       state.folders.map((folder) => [folder.name, folder.hook && folder.hook.min_score]),
     ]);
 
+  // A save or status answered after the user has gone to another page must not draw this one over it.
   const draw = () => {
+    if (signal.aborted) return;
     const status = state.status || {};
     const settings = status.settings || {};
     const locked = readOnly();
@@ -350,6 +352,7 @@ export async function renderSettings(main) {
   };
 
   const onState = () => {
+    if (signal.aborted) return;
     if (drawn !== signature() || !facts || !facts.isConnected) {
       draw();
       return;
