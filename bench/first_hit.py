@@ -30,7 +30,7 @@ from ragdown.engine import Engine
 from ragdown.index import sync
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.sync import SyncProgress
 from ragdown.search.hybrid import SearchOptions
 

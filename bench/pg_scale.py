@@ -51,10 +51,11 @@ from _common import exit_cleanly_on_sigterm, median, percentile, table, write_re
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.index.embedders import HashEmbedder
 from ragdown.index.embedders.base import Vectors
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.pgbackend import PostgresBackend
 from ragdown.index.pghnsw import HnswSettings
 from ragdown.index.pgprimary import PgPrimaryLock
-from ragdown.index.store import FileFilter, IndexMeta, Store
+from ragdown.index.store import IndexMeta, Store
 from ragdown.index.sync import Indexer
 from ragdown.index.vectors import DenseMatrix
 from ragdown.search.hybrid import Searcher, SearchOptions, pool_size

@@ -34,7 +34,8 @@ from _common import exit_cleanly_on_sigterm, median, percentile, table, write_re
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.index import pgbackend, pgsearch, pgstore
 from ragdown.index.embedders import HashEmbedder
-from ragdown.index.store import FileFilter, IndexMeta
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import IndexMeta
 from ragdown.index.sync import Indexer
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
 from ragdown.search.query import fts_match

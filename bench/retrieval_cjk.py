@@ -49,7 +49,8 @@ import retrieval_common as rc
 from _common import exit_cleanly_on_sigterm
 from ragdown.evaluation.metrics import Question, grade, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
-from ragdown.index.store import DB_NAME, FileFilter
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import DB_NAME
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_match, substring_match
 

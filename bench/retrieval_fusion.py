@@ -32,7 +32,7 @@ from typing import Any
 import retrieval_common as rc
 from ragdown.evaluation.metrics import Question, Report, Rule, grade, load_questions
 from ragdown.evaluation.runner import ranked, result_hit
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import FUSION_RULE, FusionRule, Hit, Searcher, SearchOptions, pool_size
 
 TOP_K = 10

@@ -34,7 +34,7 @@ from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.evaluation.metrics import Question, Rule, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.runtime import Runtime
 from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit

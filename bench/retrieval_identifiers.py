@@ -20,7 +20,7 @@ from typing import Any
 import retrieval_common as rc
 from ragdown.evaluation.metrics import Question, ResultHit, first_rank
 from ragdown.evaluation.runner import result_hit
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_terms
 

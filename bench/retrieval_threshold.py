@@ -16,7 +16,7 @@ from typing import Any
 import retrieval_common as rc
 from ragdown.evaluation.metrics import Question
 from ragdown.index.embedders import default_min_score, unrelated_score
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import Searcher
 
 

@@ -54,7 +54,8 @@ from _common import exit_cleanly_on_sigterm, median, percentile, table, write_re
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.documents.model import HEADING_SEPARATOR, Chunk, Document, DocumentMeta
 from ragdown.index.embedders import Vectors
-from ragdown.index.store import FileFilter, IndexMeta, PendingFile, Store
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import IndexMeta, PendingFile, Store
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
 from ragdown.search.query import STOP_WORDS, fts_match, fts_terms
 

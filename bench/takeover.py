@@ -38,7 +38,7 @@ from pathlib import Path
 from _common import exit_cleanly_on_sigterm, median, table, write_result
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.logs import setup_logging
 from ragdown.search.hybrid import SearchOptions
 

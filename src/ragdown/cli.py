@@ -205,7 +205,7 @@ def _outline(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from ragdown.errors import Refusal
-    from ragdown.index.store import FileFilter
+    from ragdown.index.filter_sql import FileFilter
     from ragdown.runtime import Runtime
     from ragdown.scope import Scope
     from ragdown.search.outline import check_depth

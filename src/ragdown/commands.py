@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.config import SEARCH_TOP_K, ConfigError, Settings
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.paths import normalise_prefix
 from ragdown.runtime import Runtime
 from ragdown.search.format import cli_line, recall_json

@@ -29,8 +29,9 @@ from ragdown.history.journal import observe_sync
 from ragdown.index.backend import IndexStore, PrimaryWatch
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.location import open_backend
-from ragdown.index.store import FileFilter, IndexMeta, StoreError
+from ragdown.index.store import IndexMeta, StoreError
 from ragdown.index.sync import Indexer, ProgressFn, SyncProgress, SyncReport
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 

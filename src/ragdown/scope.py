@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ragdown.errors import Refusal, not_found
 from ragdown.folders import FolderSettings, folder_settings
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.paths import is_hidden, split_safe
 
 

@@ -12,7 +12,7 @@ from ragdown.engine import Engine
 from ragdown.index.embedders import OnnxEmbedder
 from ragdown.index.embedders.base import WindowedEmbedder
 from ragdown.index.embedders.onnx import MAX_WINDOWS
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from tests.conftest import isolated_env, write
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragdown.engine import Engine
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.lexical import lexical_text
-from ragdown.index.store import DB_NAME, FileFilter, Store
+from ragdown.index.store import DB_NAME, Store
 from ragdown.search.hook import HookSettings, select
 from ragdown.search.hybrid import Hit, SearchOptions
 from ragdown.search.query import (

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ragdown.config import Settings
 from ragdown.engine import TAKEOVER_INTERVAL_S, Engine
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.logs import setup_logging
 from ragdown.search.hybrid import SearchOptions
 

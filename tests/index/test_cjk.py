@@ -13,7 +13,8 @@ import pytest
 import ragdown.index.lexical as lexical
 import ragdown.search.hybrid as hybrid
 from ragdown.engine import Engine
-from ragdown.index.store import DB_NAME, FileFilter, Store
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import DB_NAME, Store
 from ragdown.search.hybrid import SearchOptions
 from ragdown.search.query import fts_match
 from tests.conftest import BOTH_BACKENDS, isolated_env, write
@@ -161,7 +162,7 @@ import sys
 from pathlib import Path
 from ragdown.config import Settings
 from ragdown.engine import Engine
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import SearchOptions
 
 docs = Path(sys.argv[1])

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine import Engine
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.ignore import IgnoreRules, ignored_reason
-from ragdown.index.store import FileFilter
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from tests.conftest import REPO, isolated_env, write

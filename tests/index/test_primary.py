@@ -13,8 +13,9 @@ import pytest
 
 from ragdown.config import Settings
 from ragdown.engine import Engine
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.primary import request, socket_path
-from ragdown.index.store import DB_NAME, FileFilter
+from ragdown.index.store import DB_NAME
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import REPO, isolated_env, write
 

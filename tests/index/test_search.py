@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ragdown.engine import Engine
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, fts_match, names_identifier
 from tests.conftest import BOTH_BACKENDS, write
@@ -79,6 +79,14 @@ def test_tag_filter_matches_nested_tags_only(docs: Path, open_engine: OpenEngine
     assert [h.path for h in search(engine, "common words", tag="project")] == ["a.md"]
     assert [h.path for h in search(engine, "common words", tag="infra/db")] == ["b.md"]
     assert search(engine, "common words", tag="infr") == []
+
+
+def test_a_tag_with_a_like_wildcard_matches_only_itself(docs: Path, open_engine: OpenEngine) -> None:
+    write(docs, "a.md", "---\ntags: [q_1]\n---\n# A\n\ncommon words\n")
+    write(docs, "b.md", "---\ntags: [qx1, q11]\n---\n# B\n\ncommon words\n")
+    engine = open_engine(docs)
+    assert [h.path for h in search(engine, "common words", tag="q_1")] == ["a.md"]
+    assert [h.path for h in search(engine, "common words", tag="qx1")] == ["b.md"]
 
 
 def test_written_by_and_superseded(docs: Path, open_engine: OpenEngine) -> None:

@@ -10,7 +10,8 @@ import pytest
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.index.embedders import HashEmbedder, Vectors
-from ragdown.index.store import FileFilter, IndexMeta, Store
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import IndexMeta, Store
 from ragdown.index.sync import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import BOTH_BACKENDS, write

@@ -21,8 +21,8 @@ import pytest
 
 from ragdown.config import Settings
 from ragdown.engine import Engine
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.primary import PrimaryLock, PrimaryWatcher, socket_path
-from ragdown.index.store import FileFilter
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import REPO, isolated_env, write
 

@@ -15,7 +15,7 @@ import pytest
 
 from ragdown.engine import Engine
 from ragdown.folders import list_folders
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from tests.conftest import REPO, isolated_env, write

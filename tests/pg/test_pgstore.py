@@ -17,9 +17,9 @@ from psycopg import sql
 from ragdown.config import Settings
 from ragdown.engine import Engine
 from ragdown.index import pgsearch, pgstore
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.pgbackend import PostgresBackend
 from ragdown.index.pgprimary import PgPrimaryLock
-from ragdown.index.store import FileFilter
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import isolated_env, write
 

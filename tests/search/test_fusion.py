@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragdown.engine import Engine
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import FUSION_RULE, Pools, SearchOptions, bm25_lead
 from ragdown.search.query import coverage, fts_terms
 from tests.conftest import write

@@ -121,7 +121,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
     from ragdown.index.embedders import default_fusion
     from ragdown.index.embedders.base import EmbedderError
-    from ragdown.index.store import FileFilter
+    from ragdown.index.filter_sql import FileFilter
     from ragdown.runtime import Runtime
     from ragdown.search.hybrid import SearchOptions, as_fusion
 

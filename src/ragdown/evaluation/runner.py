@@ -21,7 +21,7 @@ from ragdown.engine import Engine
 from ragdown.evaluation.metrics import RATIO_SWEEP, Mode, Question, ResultHit, Rule, hit_matches
 from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.runtime import Runtime
 from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions

@@ -42,8 +42,8 @@ from ragdown.history.journal import Journal
 from ragdown.http import serversettings
 from ragdown.http.errors import error, ok
 from ragdown.index.embedders import EmbedderError
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.ignore import refuse_ignored
-from ragdown.index.store import FileFilter
 from ragdown.index.walk import loose_markdown
 from ragdown.keys import KeyStore
 from ragdown.linking import folder_resolver

@@ -23,9 +23,9 @@ from typing import Any, Protocol
 
 from ragdown.documents.tree import Node
 from ragdown.index.embedders.base import Vectors
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.store import (
     ChunkRecord,
-    FileFilter,
     FileRecord,
     FileState,
     IndexMeta,

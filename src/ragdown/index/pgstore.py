@@ -37,9 +37,9 @@ from ragdown.documents.tree import Node
 from ragdown.index import pghnsw, pgsearch
 from ragdown.index.backend import DenseIndex
 from ragdown.index.embedders.base import Vectors
+from ragdown.index.filter_sql import POSTGRES, FileFilter, file_filter_clause, prefix_clause
 from ragdown.index.store import (
     ChunkRecord,
-    FileFilter,
     FileRecord,
     FileState,
     IndexMeta,
@@ -130,10 +130,6 @@ def _record(row: Sequence[Any]) -> FileRecord:
         supersedes=tuple(json.loads(row[12])),
         chunk_count=int(row[13]),
     )
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _tags_column(tags: Iterable[str]) -> str:
@@ -528,11 +524,11 @@ class PgStore:
         clauses: list[str] = []
         params: list[Any] = []
         if flt.prefixes:
-            where, p = _prefix_sql(flt.prefixes, "path")
+            where, p = prefix_clause(POSTGRES, flt.prefixes, "path")
             clauses.append(where)
             params += p
         if flt.folders is not None:
-            where, p = _prefix_sql(flt.folders, "path") if flt.folders else ("FALSE", [])
+            where, p = prefix_clause(POSTGRES, flt.folders, "path") if flt.folders else (POSTGRES.false, [])
             clauses.append(where)
             params += p
         query = (
@@ -593,35 +589,7 @@ class PgStore:
 
     def file_filter_sql(self, flt: FileFilter) -> tuple[str, list[Any]]:
         """A WHERE clause over `files f` and its parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if flt.prefixes:
-            where, p = _prefix_sql(flt.prefixes, "f.path")
-            clauses.append(where)
-            params += p
-        if flt.folders is not None:
-            clauses.append("f.folder = ANY(%s)")
-            params.append(list(flt.folders))
-        if flt.tag:
-            tag = _escape_like(flt.tag)
-            clauses.append("(f.tags LIKE %s OR f.tags LIKE %s)")
-            params += [f"% {tag} %", f"% {tag}/%"]
-        if flt.written_by == "agent":
-            clauses.append("coalesce(f.created_by, '') <> ''")
-        elif flt.written_by == "user":
-            clauses.append("coalesce(f.created_by, '') = ''")
-        if flt.session:
-            clauses.append("f.session = %s")
-            params.append(flt.session)
-        if flt.changed_since_ns is not None:
-            clauses.append("f.mtime_ns >= %s")
-            params.append(int(flt.changed_since_ns))
-        if flt.hide_superseded:
-            hidden = sorted(self.superseded_by())
-            if hidden:
-                clauses.append("NOT (f.path = ANY(%s))")
-                params.append(hidden)
-        return (" AND ".join(clauses) or "TRUE"), params
+        return file_filter_clause(POSTGRES, flt, lambda: self.superseded_by(), alias="f.")
 
     def _narrowing(self, flt: FileFilter | None, column: str) -> tuple[str, list[Any]]:
         """`AND <column> IN (the filter's files)`, or nothing when the filter allows every file."""
@@ -908,19 +876,6 @@ def _vector_type(dim: int) -> tuple[str, str | None]:
     if dim <= MAX_HALFVEC_DIM:
         return f"halfvec({int(dim)})", "halfvec_cosine_ops"
     return f"vector({int(dim)})", None
-
-
-def _prefix_sql(prefixes: Sequence[str], column: str) -> tuple[str, list[Any]]:
-    """Files under any of `prefixes` (directories), compared as bytes (`COLLATE "C"` columns)."""
-    if not prefixes or any(p == "" for p in prefixes):
-        return "TRUE", []
-    parts: list[str] = []
-    params: list[Any] = []
-    for prefix in prefixes:
-        base = prefix.rstrip("/")
-        parts.append(f"({column} >= %s AND {column} < %s)")
-        params += [base + "/", base + "0"]
-    return "(" + " OR ".join(parts) + ")", params
 
 
 class PgDense:

@@ -24,6 +24,7 @@ import numpy as np
 from ragdown.documents.model import Document
 from ragdown.documents.tree import Node
 from ragdown.index.embedders.base import Vectors
+from ragdown.index.filter_sql import SQLITE, FileFilter, file_filter_clause, prefix_clause
 from ragdown.index.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
 from ragdown.index.lexical import lexical_text
 from ragdown.index.lexical import signature as lexical_signature
@@ -203,23 +204,6 @@ class ChunkRecord:
 
 
 @dataclass(frozen=True)
-class FileFilter:
-    """File-level filters shared by both retrievers and by listing; all are applied in SQL.
-
-    `prefixes` are docs-relative directories: a file matches when its path lies under any of them (a
-    directory, not a string prefix). `()` means every file. `folders` limits to whole folders.
-    """
-
-    prefixes: tuple[str, ...] = ()
-    folders: tuple[str, ...] | None = None  # None: any folder; (): none at all
-    tag: str | None = None
-    written_by: str | None = None  # "agent" | "user"
-    session: str | None = None
-    hide_superseded: bool = True
-    changed_since_ns: int | None = None  # only files whose content changed at or after this (mtime_ns)
-
-
-@dataclass(frozen=True)
 class PendingFile:
     """A parsed file ready to be written with its vectors (None when indexing without an embedder)."""
 
@@ -240,10 +224,6 @@ class PendingFile:
 def _tags_column(tags: Iterable[str]) -> str:
     joined = " ".join(tags)
     return f" {joined} " if joined else " "
-
-
-def _escape_like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
@@ -584,11 +564,11 @@ class Store:
         clauses: list[str] = []
         params: list[Any] = []
         if flt.prefixes:
-            where, p = _prefix_sql(flt.prefixes, "path")
+            where, p = prefix_clause(SQLITE, flt.prefixes, "path")
             clauses.append(where)
             params += p
         if flt.folders is not None:
-            where, p = _prefix_sql(flt.folders, "path") if flt.folders else ("0", [])
+            where, p = prefix_clause(SQLITE, flt.folders, "path") if flt.folders else (SQLITE.false, [])
             clauses.append(where)
             params += p
         sql = "SELECT path, reason FROM skipped WHERE " + (" AND ".join(clauses) or "1") + " ORDER BY path"
@@ -669,35 +649,7 @@ class Store:
 
     def file_filter_sql(self, flt: FileFilter) -> tuple[str, list[Any]]:
         """A WHERE clause over `files` (unaliased columns) and its parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if flt.prefixes:
-            where, p = _prefix_sql(flt.prefixes, "path")
-            clauses.append(where)
-            params += p
-        if flt.folders is not None:
-            clauses.append("folder IN (SELECT value FROM json_each(?))")
-            params.append(json.dumps(list(flt.folders), ensure_ascii=False))
-        if flt.tag:
-            tag = _escape_like(flt.tag)
-            clauses.append("(tags LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\')")
-            params += [f"% {tag} %", f"% {tag}/%"]
-        if flt.written_by == "agent":
-            clauses.append("coalesce(created_by, '') != ''")
-        elif flt.written_by == "user":
-            clauses.append("coalesce(created_by, '') = ''")
-        if flt.session:
-            clauses.append("session = ?")
-            params.append(flt.session)
-        if flt.changed_since_ns is not None:
-            clauses.append("mtime_ns >= ?")
-            params.append(int(flt.changed_since_ns))
-        if flt.hide_superseded:
-            hidden = sorted(self.superseded_by())
-            if hidden:
-                clauses.append("path NOT IN (SELECT value FROM json_each(?))")
-                params.append(json.dumps(hidden, ensure_ascii=False))
-        return (" AND ".join(clauses) or "1"), params
+        return file_filter_clause(SQLITE, flt, lambda: self.superseded_by())
 
     def file_ids(self, flt: FileFilter) -> list[int]:
         where, params = self.file_filter_sql(flt)
@@ -822,19 +774,6 @@ class Store:
     def max_deleted_seq(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT max(seq) FROM deleted_log").fetchone()
         return int(row[0] or 0)
-
-
-def _prefix_sql(prefixes: Sequence[str], column: str) -> tuple[str, list[Any]]:
-    """Files under any of `prefixes` (directories): `path >= 'p/' AND path < 'p0'`; '' is everything."""
-    if not prefixes or any(p == "" for p in prefixes):
-        return "1", []
-    parts: list[str] = []
-    params: list[Any] = []
-    for prefix in prefixes:
-        base = prefix.rstrip("/")
-        parts.append(f"({column} >= ? AND {column} < ?)")
-        params += [base + "/", base + "0"]  # '0' is the character after '/'
-    return "(" + " OR ".join(parts) + ")", params
 
 
 _FILE_FIELDS = (

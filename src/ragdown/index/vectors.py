@@ -19,7 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ragdown.index.embedders.base import Vectors
-from ragdown.index.store import FileFilter, Store
+from ragdown.index.filter_sql import FileFilter
+from ragdown.index.store import Store
 
 _COMPACT_DEAD_SHARE = 0.2
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ragdown.index.backend import SessionMemory
-from ragdown.index.store import FileFilter
+from ragdown.index.filter_sql import FileFilter
 from ragdown.search.format import PathView, hit_block
 from ragdown.search.hybrid import Fusion, Hit, Searcher, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, quoted_spans, words

@@ -28,8 +28,9 @@ from typing import Literal
 from ragdown.documents import find_links
 from ragdown.index.backend import IndexStore
 from ragdown.index.embedders.base import Embedder, Vectors
+from ragdown.index.filter_sql import FileFilter
 from ragdown.index.lexical import has_cjk
-from ragdown.index.store import ChunkRecord, FileFilter
+from ragdown.index.store import ChunkRecord
 from ragdown.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
