@@ -229,6 +229,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("watch", "RAGDOWN_WATCH", "bool", True, "Watch the folders",
             "Without a watcher the index syncs on start, after writes made here and on ragdown_reindex.",
             where=_SERVER),
+    Setting("write_wait", "RAGDOWN_WRITE_WAIT", "float", 30.0, "Write wait",
+            "Most seconds a write waits for the index to have the change before it answers; past it the answer "
+            "says the index is still syncing (the change is on disk either way). 0 answers at once.",
+            minimum=0, maximum=3600),
     Setting("root_mcp", "RAGDOWN_ROOT_MCP", "bool", False, "Serve every folder at /mcp",
             "One MCP server, ragdown, over every folder with MCP on: the only place an agent can make a folder.",
             where=_SERVER),
@@ -423,6 +427,9 @@ class Settings:
     threads: int = field(default_factory=default_threads)
     quantize: bool = False
     watch: bool = True
+    write_wait: float = (
+        30.0  # RAGDOWN_WRITE_WAIT: seconds a write waits for its sync (engine.sync_after_write)
+    )
     root_mcp: bool = False
     read_only: bool = False
     disabled_tools: frozenset[str] = frozenset()
@@ -473,6 +480,7 @@ class Settings:
             threads=values["threads"] or default_threads(),
             quantize=values["quantize"],
             watch=values["watch"],
+            write_wait=float(values["write_wait"]),
             root_mcp=values["root_mcp"],
             read_only=values["read_only"],
             disabled_tools=frozenset(values["disabled_tools"]),

@@ -45,9 +45,6 @@ TAKEOVER_INTERVAL_S = 30.0
 FIRST_SYNC_WAIT_S = 2.0
 # How long a reader whose primary went away waits for another process to take over before giving up.
 HANDOVER_WAIT_S = 10.0
-# How long a write waits for the index to have it before answering without (a first index or a vector graph
-# being built can take minutes, longer than MCP clients wait for an answer).
-WRITE_SYNC_WAIT_S = 30.0
 # How long a store replaced by a change of role stays open for the calls that took it before the change.
 RETIRED_GRACE_S = 60.0
 
@@ -491,8 +488,10 @@ class Engine:
 
         return await asyncio.to_thread(self.sync, full)
 
-    def sync_after_write(self, wait_s: float = WRITE_SYNC_WAIT_S) -> WriteSync:
-        """The sync a write waits for before it answers, for at most `wait_s`. Its report once the index has
+    def sync_after_write(self, wait_s: float | None = None) -> WriteSync:
+        """The sync a write waits for before it answers, for at most `wait_s` (`RAGDOWN_WRITE_WAIT`, 30 s by
+        default: a first index or a vector graph being built can take minutes, longer than MCP clients wait
+        for an answer). Its report once the index has
         the change; else a note for the answer saying why it comes first: a long sync still runs (a first
         index, a vector graph being built), or the sync failed. The change is on disk either way, and is
         indexed by the sync still running or the next one."""
@@ -506,7 +505,9 @@ class Engine:
 
         threading.Thread(target=run, name="ragdown-write-sync", daemon=True).start()
         try:
-            return WriteSync(report=future.result(timeout=wait_s))
+            return WriteSync(
+                report=future.result(timeout=self.settings.write_wait if wait_s is None else wait_s)
+            )
         except FutureTimeout:
             future.add_done_callback(_log_late_failure)
         except Exception as err:

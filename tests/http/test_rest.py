@@ -3,6 +3,7 @@ outline, the errors `{error, code}`, and what each kind of key may do (`http/res
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from ragdown.client import commands as client_commands
+from ragdown.client.remote import Remote, Target
 from ragdown.http import rest
 from ragdown.http.openapi import document
 from ragdown.keys import KeyStore
@@ -179,6 +182,39 @@ def test_append_patch_edit(server: Server) -> None:
     assert (server.docs / "work/p.md").read_text() == "ONE 2 uno 2 one\n"
 
 
+def test_every_change_says_when_it_answers_before_the_index_has_it(
+    start_app: StartServer, docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`RAGDOWN_WRITE_WAIT=0`: each change answers at once, its `notes` saying the index is still syncing,
+    and the CLI client prints them; the change is made and indexed all the same."""
+    seed(docs)
+    server = start_app(docs, RAGDOWN_WRITE_WAIT="0")
+    api = server.api
+    pending = "the index is still syncing"
+    answers = {
+        "write": ok(api.put(f"{V1}/work/files/new.md", json={"content": "# New\n\nzebra crossing\n"}), 201),
+        "move": ok(api.post(f"{V1}/work/files/new.md/move", json={"to": "moved.md"})),
+        "delete": ok(api.delete(f"{V1}/work/files/moved.md")),
+    }
+    first = ok(api.get(f"{V1}/work/files/moved.md/history"))["versions"][-1]["version"]
+    answers["restore"] = ok(api.post(f"{V1}/work/files/moved.md/restore", json={"version": first}))
+    for change, answer in answers.items():
+        assert [note[: len(pending)] for note in answer["notes"]] == [pending], (change, answer)
+    assert (docs / "work/moved.md").read_text() == "# New\n\nzebra crossing\n"
+    assert server.app is not None
+    server.app.runtime.engine.sync()
+    hits = ok(api.get(f"{V1}/work/search", params={"query": "zebra crossing"}))["hits"]
+    assert [hit["path"] for hit in hits[:1]] == ["moved.md"]
+
+    remote = Remote(Target(url=server.url, key=None))
+    remote.http = server.api
+    capsys.readouterr()
+    client_commands.rm(argparse.Namespace(path="work/moved.md", base_hash=None, json=False), remote)
+    said = capsys.readouterr()
+    assert said.out == "deleted work/moved.md (in the trash: ragdown history and restore bring it back)\n"
+    assert said.err.startswith(f"note: {pending}")
+
+
 def test_move_delete_history_restore(server: Server) -> None:
     api = server.api
     moved = ok(api.post(f"{V1}/work/files/a.md/move", json={"to": "ops/backups.md"}))
@@ -188,7 +224,7 @@ def test_move_delete_history_restore(server: Server) -> None:
 
     ok(api.put(f"{V1}/work/files/ops/backups.md", json={"content": "# Backups v2\n"}))
     deleted = ok(api.delete(f"{V1}/work/files/ops/backups.md"))
-    assert deleted == {"ok": True, "name": "ops/backups.md", "trash": True}
+    assert deleted == {"ok": True, "name": "ops/backups.md", "trash": True, "notes": []}
     assert not (server.docs / "work/ops/backups.md").exists()
     refused(api.delete(f"{V1}/work/files/ops/backups.md"), 404, "not_found")
     assert "ops/backups.md" not in [f["name"] for f in ok(api.get(f"{V1}/work/files"))["files"]]

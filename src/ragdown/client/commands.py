@@ -59,6 +59,12 @@ def warn(lines: list[str]) -> None:
         print(f"warning: {line}", file=sys.stderr)
 
 
+def tell(body: dict[str, Any]) -> None:
+    """A change's `notes` on stderr (the index still syncing, an index.md left alone)."""
+    for line in body.get("notes") or ():
+        print(f"note: {line}", file=sys.stderr)
+
+
 def out_text(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
@@ -184,6 +190,7 @@ def write(args: argparse.Namespace, remote: Remote) -> None:
     emit(args, body, _wrote("created" if body["created"] else "wrote", folder, body))
     if not args.json:
         warn(body["warnings"])
+        tell(body)
 
 
 def append(args: argparse.Namespace, remote: Remote) -> None:
@@ -193,6 +200,7 @@ def append(args: argparse.Namespace, remote: Remote) -> None:
     emit(args, body, _wrote("created" if body["created"] else "appended to", folder, body))
     if not args.json:
         warn(body["warnings"])
+        tell(body)
 
 
 def rm(args: argparse.Namespace, remote: Remote) -> None:
@@ -200,6 +208,8 @@ def rm(args: argparse.Namespace, remote: Remote) -> None:
     body = remote.call("DELETE", folder_path(folder, "files", path), params={"base_hash": args.base_hash})
     kept = " (in the trash: ragdown history and restore bring it back)" if body["trash"] else ""
     emit(args, body, f"deleted {folder}/{body['name']}{kept}")
+    if not args.json:
+        tell(body)
 
 
 def mv(args: argparse.Namespace, remote: Remote) -> None:
@@ -210,6 +220,8 @@ def mv(args: argparse.Namespace, remote: Remote) -> None:
     body = remote.call("POST", folder_path(folder, "files", path, "move"), body={"to": to})
     links = f"; links updated in {', '.join(body['updated'])}" if body["updated"] else ""
     emit(args, body, f"moved {folder}/{body['from']} to {folder}/{body['to']}{links}")
+    if not args.json:
+        tell(body)
 
 
 def patch(args: argparse.Namespace, remote: Remote) -> None:
@@ -231,6 +243,7 @@ def patch(args: argparse.Namespace, remote: Remote) -> None:
     )
     if not args.json:
         warn(body["warnings"])
+        tell(body)
 
 
 # -- versions ---------------------------------------------------------------------------------------
@@ -276,6 +289,8 @@ def restore(args: argparse.Namespace, remote: Remote) -> None:
         body,
         f"restored {folder}/{body['name']} to version {body['version']} ({saved}hash {body['hash'][:SHORT_HASH]})",
     )
+    if not args.json:
+        tell(body)
 
 
 # -- search -----------------------------------------------------------------------------------------

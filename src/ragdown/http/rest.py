@@ -159,6 +159,7 @@ class DeleteAnswer(Answer):
     ok: Literal[True] = True
     name: str
     trash: bool = Field(description="Whether the history keeps it (restore brings it back).")
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
 
 
 class MoveAnswer(Answer):
@@ -166,6 +167,7 @@ class MoveAnswer(Answer):
     from_: str = Field(alias="from")
     to: str
     updated: list[str] = Field(description="Documents whose links to it were rewritten.")
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
 
 
 class RestoreAnswer(Answer):
@@ -175,6 +177,7 @@ class RestoreAnswer(Answer):
     new_version: int | None
     hash: str
     sizeBytes: int
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
 
 
 class Hit(Answer):
@@ -654,23 +657,25 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
         return name
 
     name = await ctx.run(work)
-    await ctx.engine.sync_after_write_async()
-    return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None))
+    indexed = await ctx.engine.sync_after_write_async()
+    return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None, notes=indexed.notes()))
 
 
 async def move_file(call: Call, a: MoveArgs) -> Reply:
     """`ragdown_move`: links to it rewritten; never over a document that is there."""
     ctx = call.ctx
     src, dst, updated = await ctx.run(move_path, ctx, a, WHO)
-    await ctx.engine.sync_after_write_async()
-    return Reply(MoveAnswer.model_validate({"from": src, "to": dst, "updated": updated}))
+    indexed = await ctx.engine.sync_after_write_async()
+    return Reply(
+        MoveAnswer.model_validate({"from": src, "to": dst, "updated": updated, "notes": indexed.notes()})
+    )
 
 
 async def restore_file(call: Call, a: RestoreArgs) -> Reply:
     """`ragdown_restore`: the version written back as a new one; a deleted document re-created."""
     ctx = call.ctx
     done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO)
-    await ctx.engine.sync_after_write_async()
+    indexed = await ctx.engine.sync_after_write_async()
     name = ctx.scope.view(done.docs_path)
     body = RestoreAnswer(
         name=name,
@@ -678,6 +683,7 @@ async def restore_file(call: Call, a: RestoreArgs) -> Reply:
         new_version=done.new_version,
         hash=done.written.hash,
         sizeBytes=len(done.written.data),
+        notes=indexed.notes(),
     )
     return Reply(body)
 
