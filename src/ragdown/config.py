@@ -427,9 +427,7 @@ class Settings:
     threads: int = field(default_factory=default_threads)
     quantize: bool = False
     watch: bool = True
-    write_wait: float = (
-        30.0  # RAGDOWN_WRITE_WAIT: seconds a write waits for its sync (engine.sync_after_write)
-    )
+    write_wait: float = 30.0  # RAGDOWN_WRITE_WAIT: most seconds a write waits for its sync
     root_mcp: bool = False
     read_only: bool = False
     disabled_tools: frozenset[str] = frozenset()
