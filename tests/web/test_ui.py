@@ -175,6 +175,33 @@ def test_edit_and_save_with_ctrl_s(ui_server: UiServer, open_page: OpenPage) -> 
     expect(page.locator("#preview")).to_contain_text("A second line, see Backups")
 
 
+def test_a_save_the_index_has_not_caught_up_with_says_so(ui_server: UiServer, open_page: OpenPage) -> None:
+    page = open_page(ui_server, "/#/e/work/Edit.md")
+    source = page.locator("#editor-source")
+    expect(source).not_to_have_value("")
+    pending = "the index is still syncing (indexing 12 of 900 files): the change is on disk"
+
+    # As the server answers while a long sync runs (RAGDOWN_WRITE_WAIT passed): the save is made all the same.
+    def still_syncing(route: Route) -> None:
+        response = route.fetch()
+        body = response.json()
+        body["sync"] = {"pending": pending}
+        route.fulfill(response=response, json=body)
+
+    page.route(
+        "**/api/doc",
+        lambda route: still_syncing(route) if route.request.method == "POST" else route.fallback(),
+    )
+    source.press("Control+End")
+    page.keyboard.type("Saved while indexing.")
+    page.keyboard.press("Control+s")
+    wait_saved(page)
+    expect(page.locator(".toast")).to_contain_text(
+        "Saved. The index is still syncing (indexing 12 of 900 files)"
+    )
+    assert (ui_server.docs / "work/Edit.md").read_text().endswith("Saved while indexing.")
+
+
 def test_conflict_prompt_save_over_it(ui_server: UiServer, open_page: OpenPage) -> None:
     path = ui_server.docs / "work/ConflictOver.md"
     page = open_page(ui_server, "/#/e/work/ConflictOver.md")

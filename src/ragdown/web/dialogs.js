@@ -200,6 +200,15 @@ export function toast(message, kind = "info", timeout = 4000) {
   return item;
 }
 
+/** A change's toast: `message` as a success, or, when the server answered before its index had the change
+ * (a long sync running, RAGDOWN_WRITE_WAIT passed: `answer.sync.pending`), with that said, for longer. */
+export function toastDone(message, answer, timeout = 4000) {
+  const sync = answer && answer.sync;
+  const pending = sync && typeof sync.pending === "string" ? sync.pending : null;
+  if (!pending) return toast(message, "success", timeout);
+  return toast(`${message} ${pending[0].toUpperCase()}${pending.slice(1)}.`, "info", 8000);
+}
+
 /** Shows an error from an API call as a toast; returns it for chaining. */
 export function toastError(err, prefix = "") {
   if (err && err.name === "AbortError") return err;

@@ -6,7 +6,7 @@
 
 import { api, ApiError } from "./api.js";
 import { badge, fmtAgo, fmtDate, fmtSize, h, isoMs, mount, notice, plural, relPath, spinner } from "./dom.js";
-import { confirmDialog, toast, toastError } from "./dialogs.js";
+import { confirmDialog, toastDone, toastError } from "./dialogs.js";
 
 const NO_VERSIONS = "No earlier versions yet: a version is kept from the first change on.";
 
@@ -332,7 +332,7 @@ export class HistoryPanel {
     const newestBefore = this.newest();
     const answer = await restoreVersion(this.path, version, { baseHash: this.deleted ? null : this.hash });
     if (!answer) return;
-    toast(restoredText(answer, newestBefore), "success");
+    toastDone(restoredText(answer, newestBefore), answer);
     if (this.onRestored) this.onRestored(answer);
   }
 }

@@ -3,7 +3,7 @@
 
 import { api, ApiError } from "./api.js";
 import { badge, basename, h, mount, notice, plainText, relPath, spinner, tagChips } from "./dom.js";
-import { ask, choose, confirmDialog, toast, toastError } from "./dialogs.js";
+import { ask, choose, confirmDialog, toastDone, toastError } from "./dialogs.js";
 import { newDocument } from "./folder-pane.js";
 import { HistoryPanel, historyEnabled, restoredText, restoreVersion, timeText } from "./history.js";
 import { mountOutline } from "./outline.js";
@@ -233,7 +233,7 @@ async function renderDeleted(main, route, signal) {
       message: `It comes back with the text of its last version (v${last.version}).`,
     });
     if (!restored) return;
-    toast(restoredText(restored, last.version), "success");
+    toastDone(restoredText(restored, last.version), restored);
     docsChanged(route.folder);
     reload();
   };
@@ -411,10 +411,10 @@ async function deleteDoc(path) {
   });
   if (!sure) return;
   try {
-    await api.deleteDoc(path);
-    toast(
+    const answer = await api.deleteDoc(path);
+    toastDone(
       trash ? `Deleted ${relPath(path)}: it is in the folder's Trash.` : `Deleted ${relPath(path)}.`,
-      "success",
+      answer,
     );
     docsChanged(folder);
     navigate(routes.folder(folder), { replace: true });

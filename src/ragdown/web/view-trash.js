@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { fmtSize, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner } from "./dom.js";
-import { toast } from "./dialogs.js";
+import { toastDone } from "./dialogs.js";
 import { restoredText, restoreVersion, timeText, whoText } from "./history.js";
 import { navigate, routes } from "./router.js";
 import { docsChanged, folderByName, readOnly } from "./state.js";
@@ -115,7 +115,7 @@ async function restoreEntry(entry) {
     message: `It comes back with the text of its last version (v${last.version}, by ${whoText(last)}).`,
   });
   if (!answer) return;
-  toast(`${relPath(entry.path)} is back. ${restoredText(answer, last.version)}`, "success");
+  toastDone(`${relPath(entry.path)} is back. ${restoredText(answer, last.version)}`, answer);
   docsChanged(entry.path.split("/")[0]);
   navigate(routes.doc(entry.path));
 }
