@@ -94,10 +94,11 @@ class WriteSync:
         return self.report if self.report is not None else {"pending": self.pending}
 
 
-def _log_late_failure(future: Future[dict[str, Any]]) -> None:
-    """A write's sync that failed after the write stopped waiting for it: logged, as nobody else sees it."""
+def _log_late_failure(future: Future[dict[str, Any]], closed: threading.Event) -> None:
+    """A write's sync that failed after the write stopped waiting for it: logged, as nobody else sees it
+    (one stopped by the engine closing is not a failure: the next start syncs the change)."""
     err = future.exception()
-    if err is not None:
+    if err is not None and not closed.is_set():
         log.warning("a write's sync failed: %s", err)
 
 
@@ -509,7 +510,7 @@ class Engine:
                 report=future.result(timeout=self.settings.write_wait if wait_s is None else wait_s)
             )
         except FutureTimeout:
-            future.add_done_callback(_log_late_failure)
+            future.add_done_callback(lambda done: _log_late_failure(done, self._closed))
         except Exception as err:
             log.warning("a write's sync failed: %s", err)
             return WriteSync(

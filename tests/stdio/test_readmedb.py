@@ -492,6 +492,23 @@ async def test_history_off_deletes_permanently_and_says_so(docs: Path, connect: 
         assert await code(s, "get_file_history", name="x.md") == "UNAVAILABLE"
 
 
+async def test_a_write_answered_before_the_index_has_it_says_so(docs: Path, connect: Connect) -> None:
+    """RAGDOWN_WRITE_WAIT=0: the write answers at once, with the note in its own shape (a `notes` key in
+    JSON, a `note:` line after text); the change is made and searchable once the sync ends."""
+    pending = "note: the index is still syncing"
+    async with readmedb(docs, connect, RAGDOWN_WRITE_WAIT="0") as s:
+        written = await js(s, "write_file", name="x.md", content="# X\n\nzebra crossing\n")
+        # `storage` and `files` count what the index has so far, as the note says.
+        assert list(written) == ["ok", "name", "sizeBytes", "storage", "files", "notes"]
+        assert (written["ok"], written["name"], written["sizeBytes"]) == (True, "x.md", 20)
+        assert [f"note: {n}"[: len(pending)] for n in written["notes"]] == [pending]
+        moved = (await s.ok("move_file", **{"from": "x.md", "to": "y.md"})).split("\n")
+        assert moved[0] == 'OK: moved "x.md" → "y.md"'
+        assert [line[: len(pending)] for line in moved[1:]] == [pending]
+        await s.ok("get_namespace_summary")
+        assert (docs / "y.md").read_text() == "# X\n\nzebra crossing\n"
+
+
 # -- search, fetch, modified since ----------------------------------------------------------------
 
 

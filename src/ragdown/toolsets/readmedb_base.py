@@ -216,14 +216,20 @@ Answer = Callable[[], Any]
 
 
 def writer(fn: Callable[[ToolContext, Any], Answer]) -> Handler:
-    """A write off the event loop, then the index synced, then its answer (which may count the files)."""
+    """A write off the event loop, then the index synced, then its answer (which may count the files). When
+    the write answers before the index has it (a long sync running), its answer says so: a `note:` line
+    after a text answer, `notes` in a JSON one; ReadmeDB's shapes are unchanged otherwise."""
 
     async def handler(ctx: ToolContext, a: Any) -> str:
         await ctx.ready()
         answer = await ctx.run(fn, ctx, a)
-        await ctx.engine.sync_after_write_async()
+        indexed = await ctx.engine.sync_after_write_async()
         result = await ctx.run(answer)
-        return result if isinstance(result, str) else compact(result)
+        if isinstance(result, str):
+            return "\n".join([result, *(f"note: {note}" for note in indexed.notes())])
+        if indexed.pending:
+            result = {**result, "notes": indexed.notes()}
+        return compact(result)
 
     return handler
 
