@@ -1,43 +1,31 @@
 """Real third-party clients against `ragdown serve`: the MCP Inspector CLI and Claude Code's CLI, from npm.
 
-They skip, saying so, only where `npm` is missing. The packages are installed once per test session into
-a temporary prefix, with a temporary HOME so nothing of the user's configuration is read or written.
+They skip, saying so, only where `npx` is missing. The packages come through npx, fetched once into npm's
+cache (`tests/npm_clients.py`); each command runs with a temporary HOME, so nothing of the user's
+configuration is read or written.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.http.conftest import TOKEN, StartServer, ops_folder
+from tests.npm_clients import CLAUDE_CODE, FIRST_RUN_TIMEOUT_S, INSPECTOR, NPX, npm_command
 
-NPM = shutil.which("npm")
-pytestmark = pytest.mark.skipif(NPM is None, reason="npm is not installed: the npm clients cannot run")
+pytestmark = [
+    pytest.mark.skipif(NPX is None, reason="npx (Node.js) is not installed: the npm clients cannot run"),
+    pytest.mark.timeout(FIRST_RUN_TIMEOUT_S + 300),  # the first use on a machine fetches the packages
+]
 
-PACKAGES = {"inspector": "@modelcontextprotocol/inspector@2", "claude": "@anthropic-ai/claude-code@2"}
 
-
-@pytest.fixture(scope="session")
-def npm_bin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each package in its own prefix (their dependency trees conflict); the path to its command."""
-    assert NPM is not None
-    out: dict[str, Path] = {}
-    for key, package in PACKAGES.items():
-        prefix = tmp_path_factory.mktemp(f"npm-{key}")
-        done = subprocess.run(
-            [NPM, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        assert done.returncode == 0, f"npm install {package} failed: {done.stderr[-2000:]}"
-        out[key] = prefix / "node_modules" / ".bin" / ("mcp-inspector" if key == "inspector" else "claude")
-    return out
+@pytest.fixture(scope="module")
+def npm_bin() -> dict[str, Path]:
+    return {"inspector": npm_command(INSPECTOR), "claude": npm_command(CLAUDE_CODE)}
 
 
 def run(cmd: list[str], home: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -10,8 +10,6 @@ The major version is pinned (the CLI's flags changed between 1 and 2).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import TEST_ENV, write
+from tests.npm_clients import FIRST_RUN_TIMEOUT_S, INSPECTOR, NPX, npm_command, npx_env
 
-NPX = shutil.which("npx")
-INSPECTOR = "@modelcontextprotocol/inspector@2"
-FIRST_RUN_TIMEOUT_S = 600  # npx downloads the Inspector on first use
 RUN_TIMEOUT_S = 180
 pytestmark = [
     pytest.mark.skipif(NPX is None, reason="npx (Node.js) is not installed: the MCP Inspector cannot run"),
@@ -35,28 +31,7 @@ BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    """Fetch the Inspector through npx once, with a generous timeout, and return its command: the timed
-    calls run it directly, without npx resolving the version again each time."""
-    assert NPX is not None
-    done = subprocess.run(
-        [NPX, "-y", "-p", INSPECTOR, "-c", "command -v mcp-inspector"],
-        capture_output=True,
-        text=True,
-        timeout=FIRST_RUN_TIMEOUT_S,
-        env=npx_env(),
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, f"npx could not run {INSPECTOR}: {done.stderr[-2000:]}"
-    command = Path(done.stdout.strip().splitlines()[-1])
-    assert command.is_file(), f"npx named no mcp-inspector command: {done.stdout[-2000:]}"
-    return command
-
-
-def npx_env() -> dict[str, str]:
-    """npx's own environment: the user's (npm cache, PATH), without any RAGDOWN_* setting of theirs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
-    env.update({"NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false", "npm_config_yes": "true"})
-    return env
+    return npm_command(INSPECTOR)
 
 
 def inspect(

@@ -18,7 +18,7 @@ import {
   spinner,
   tagChips,
 } from "./dom.js";
-import { ask, choose, toast, toastError } from "./dialogs.js";
+import { ask, choose, toast, toastDone, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
 import { docsChanged, folderByName, readOnly } from "./state.js";
 
@@ -395,6 +395,7 @@ export class FolderPane {
   async upload(files) {
     this.fileInput.value = "";
     let done = 0;
+    let last = null; // the last answer: its `sync` says whether the index has the uploads yet
     for (const file of files) {
       if (!/\.(md|markdown|mdx)$/i.test(file.name)) {
         toast(`${file.name} is not Markdown (.md, .markdown, .mdx).`, "error");
@@ -407,7 +408,7 @@ export class FolderPane {
       const path = `${this.folder}/${file.name}`;
       const text = await file.text();
       try {
-        await api.saveDoc({ path, text });
+        last = await api.saveDoc({ path, text });
         done += 1;
       } catch (err) {
         if (err instanceof ApiError && err.status === 409) {
@@ -421,7 +422,7 @@ export class FolderPane {
           });
           if (replace) {
             try {
-              await api.saveDoc({ path, text, overwrite: true });
+              last = await api.saveDoc({ path, text, overwrite: true });
               done += 1;
             } catch (again) {
               toastError(again, file.name);
@@ -433,7 +434,7 @@ export class FolderPane {
       }
     }
     if (done) {
-      toast(`Uploaded ${plural(done, "document")}.`, "success");
+      toastDone(`Uploaded ${plural(done, "document")}.`, last);
       docsChanged(this.folder);
     }
   }

@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { mcpConfigBlock } from "./connect.js";
 import { h, mount, mountNoSuchFolder, notice } from "./dom.js";
-import { toast, toastError } from "./dialogs.js";
+import { toast, toastDone, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
 import {
   authRequired,
@@ -470,8 +470,8 @@ export async function renderFolderSettings(main, route, { signal }) {
             event.preventDefault();
             if (input.value !== folder.name) return;
             try {
-              await api.deleteFolder(folder.name, input.value);
-              toast(`Deleted the folder ${folder.name}.`, "success");
+              const answer = await api.deleteFolder(folder.name, input.value);
+              toastDone(`Deleted the folder ${folder.name}.`, answer);
               await refreshFolders();
               navigate(routes.home(), { replace: true });
             } catch (err) {
