@@ -207,10 +207,17 @@ def test_documents_end_to_end(served: Served, ragdown: Ragdown, tmp_path: Path) 
     deleted = ok(ragdown("rm", "work/old/moved.md"))
     assert deleted.out.startswith("deleted work/old/moved.md (in the trash")
     assert not (served.docs / "work/old/moved.md").exists()
+    trash = ok(ragdown("trash", "work")).out.splitlines()
+    assert trash[0].startswith("work/old/moved.md  deleted ")
+    assert "  last v" in trash[0]
+    assert " by rest (key:writer), " in trash[0]
+    assert trash[-1] == "bring one back: ragdown restore work/PATH VERSION"
+    assert "name a folder" in failed(ragdown("trash", "work/old"), 2)
     restored = ok(ragdown("restore", "work/old/moved.md", str(first)))
     assert restored.out.startswith(f"restored work/old/moved.md to version {first} (saved as version ")
     assert (served.docs / "work/old/moved.md").read_text() == "# New\n"
 
+    assert ok(ragdown("trash", "work")).out == "the trash of work is empty\n"
     hits = ok(ragdown("search", "pg_restore")).out.splitlines()
     assert hits[0].startswith("work/a.md:7-7 — Alpha › Restore (")
     found = ok(ragdown("search", "pg_restore", "--folder", "work", "--top-k", "1", "--json")).json()["hits"]

@@ -211,8 +211,18 @@ def test_every_change_says_when_it_answers_before_the_index_has_it(
     capsys.readouterr()
     client_commands.rm(argparse.Namespace(path="work/moved.md", base_hash=None, json=False), remote)
     said = capsys.readouterr()
-    assert said.out == "deleted work/moved.md (in the trash: ragdown history and restore bring it back)\n"
+    assert (
+        said.out
+        == "deleted work/moved.md (in the trash: ragdown trash lists it, ragdown restore brings it back)\n"
+    )
     assert said.err.startswith(f"note: {pending}")
+
+
+def test_without_the_history_the_trash_says_it_keeps_nothing(start_app: StartServer, docs: Path) -> None:
+    seed(docs)
+    api = start_app(docs, RAGDOWN_HISTORY="false").api
+    assert ok(api.delete(f"{V1}/work/files/a.md"))["trash"] is False
+    assert ok(api.get(f"{V1}/work/trash")) == {"enabled": False, "trash": []}
 
 
 def test_move_delete_history_restore(server: Server) -> None:
@@ -227,6 +237,10 @@ def test_move_delete_history_restore(server: Server) -> None:
     assert deleted == {"ok": True, "name": "ops/backups.md", "trash": True, "notes": []}
     assert not (server.docs / "work/ops/backups.md").exists()
     refused(api.delete(f"{V1}/work/files/ops/backups.md"), 404, "not_found")
+    trash = ok(api.get(f"{V1}/work/trash"))
+    assert trash["enabled"] is True
+    assert [(e["path"], e["last"]["event"]) for e in trash["trash"]] == [("ops/backups.md", "deleted")]
+    assert ok(api.get(f"{V1}/lab/trash")) == {"enabled": True, "trash": []}
     assert "ops/backups.md" not in [f["name"] for f in ok(api.get(f"{V1}/work/files"))["files"]]
 
     history = ok(api.get(f"{V1}/work/files/ops/backups.md/history"))
@@ -243,6 +257,7 @@ def test_move_delete_history_restore(server: Server) -> None:
     refused(api.get(f"{V1}/work/files/ops/backups.md/diff", params={"from": first}), 404)  # not on disk
 
     back = ok(api.post(f"{V1}/work/files/ops/backups.md/restore", json={"version": first}))
+    assert ok(api.get(f"{V1}/work/trash"))["trash"] == []
     assert back["version"] == first
     assert back["new_version"] == history["versions"][0]["version"] + 1
     assert (server.docs / "work/ops/backups.md").read_text().startswith("# Alpha")

@@ -22,6 +22,7 @@ COMMANDS = (
     "rm",
     "mv",
     "patch",
+    "trash",
     "history",
     "version",
     "diff",
@@ -99,6 +100,9 @@ def register(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="replace every occurrence")
     p.add_argument("--nth", type=int, help="replace the N-th occurrence (from 0)")
     p.add_argument("--base-hash", help="only if the document still has this hash")
+
+    p = command("trash", "client: a folder's deleted documents, most recently deleted first")
+    p.add_argument("folder", metavar="FOLDER")
 
     p = command("history", "client: a document's versions, newest first (deleted ones too)")
     p.add_argument("path", metavar="FOLDER/PATH")

@@ -206,7 +206,7 @@ def append(args: argparse.Namespace, remote: Remote) -> None:
 def rm(args: argparse.Namespace, remote: Remote) -> None:
     folder, path = split_doc(args.path)
     body = remote.call("DELETE", folder_path(folder, "files", path), params={"base_hash": args.base_hash})
-    kept = " (in the trash: ragdown history and restore bring it back)" if body["trash"] else ""
+    kept = " (in the trash: ragdown trash lists it, ragdown restore brings it back)" if body["trash"] else ""
     emit(args, body, f"deleted {folder}/{body['name']}{kept}")
     if not args.json:
         tell(body)
@@ -249,6 +249,29 @@ def patch(args: argparse.Namespace, remote: Remote) -> None:
 # -- versions ---------------------------------------------------------------------------------------
 
 
+def who_of(version: dict[str, Any]) -> str:
+    """Who made a version, with its session (`rest (key:writer)`), as `history` and `trash` print it."""
+    return str(version["who"]) + (f" ({version['session']})" if version.get("session") else "")
+
+
+def trash(args: argparse.Namespace, remote: Remote) -> None:
+    folder = args.folder.strip().strip("/")
+    if not folder or "/" in folder:
+        raise ClientError(f"name a folder (its trash is the folder's), not {args.folder!r}", 2)
+    body = remote.call("GET", folder_path(folder, "trash"))
+    if not body["enabled"]:
+        emit(args, body, "the version history is off on this server: a delete keeps nothing to restore")
+        return
+    lines = [
+        f"{folder}/{e['path']}  deleted {e['deleted_at']}  last v{e['last']['version']} by {who_of(e['last'])},"
+        f" {e['last']['size']} bytes"
+        for e in body["trash"]
+    ]
+    if lines:
+        lines.append(f"bring one back: ragdown restore {folder}/PATH VERSION")
+    emit(args, body, "\n".join(lines) if lines else f"the trash of {folder} is empty")
+
+
 def history(args: argparse.Namespace, remote: Remote) -> None:
     folder, path = split_doc(args.path)
     body = remote.call("GET", folder_path(folder, "files", path, "history"))
@@ -256,7 +279,7 @@ def history(args: argparse.Namespace, remote: Remote) -> None:
     state = " (deleted: ragdown restore brings it back)" if body["deleted"] else ""
     lines = [f"{folder}/{body['path']}: {len(versions)} version{'s' if len(versions) != 1 else ''}{state}"]
     for v in versions:
-        who = v["who"] + (f" ({v['session']})" if v.get("session") else "")
+        who = who_of(v)
         lines.append(
             f"v{v['version']}  {v['at']}  {v['event']}  {v['size']} bytes, {v['lines']} lines  by {who}"
         )
@@ -325,6 +348,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], None]] = {
     "rm": rm,
     "mv": mv,
     "patch": patch,
+    "trash": trash,
     "history": history,
     "version": version,
     "diff": diff,

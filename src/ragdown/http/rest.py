@@ -55,7 +55,7 @@ from ragdown.tools.context import ToolContext
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, restore
 from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs, file_lines
-from ragdown.tools.versions import followed, version_bytes
+from ragdown.tools.versions import followed, trash_json, trashed, version_bytes
 from ragdown.tools.write import EditArgs, MoveArgs, lint_warnings, move_path
 from ragdown.toolsets.readmedb_base import created_ms, head, ms, updated_ms
 from ragdown.toolsets.readmedb_files import ListArgs, PatchArgs, ReadArgs, line_range, patch_text
@@ -219,6 +219,17 @@ class HistoryAnswer(Answer):
     path: str
     deleted: bool
     versions: list[VersionEntry]
+
+
+class TrashEntryAnswer(Answer):
+    path: str
+    deleted_at: str
+    last: VersionEntry = Field(description="Its last version: what a restore of it brings back.")
+
+
+class TrashAnswer(Answer):
+    enabled: bool = Field(description="False when the version history is off: a delete keeps nothing.")
+    trash: list[TrashEntryAnswer] = Field(description="Deleted documents, most recently deleted first.")
 
 
 class VersionAnswer(VersionEntry):
@@ -700,6 +711,19 @@ async def history(call: Call, a: Any) -> Reply:
     return Reply(HistoryAnswer.model_validate(json.loads(str(text))))
 
 
+async def trash(call: Call, _a: FolderArgs) -> Reply:
+    """The folder's deleted documents (`ragdown_list` with `deleted: true`), each with its last version."""
+    ctx = call.ctx
+
+    def work() -> TrashAnswer:
+        if ctx.engine.history is None:
+            return TrashAnswer(enabled=False, trash=[])
+        entries = trashed(ctx, ctx.scope.prefix)
+        return TrashAnswer.model_validate({"enabled": True, "trash": [trash_json(ctx, e) for e in entries]})
+
+    return Reply(await ctx.run(work))
+
+
 async def version(call: Call, a: VersionArgs) -> Reply:
     ctx = call.ctx
 
@@ -773,6 +797,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", f"{FOLDER}/outline", "outline",
              "The folder's documents, or one document's sections (ragdown_outline).",
              OutlineArgs, OutlineAnswer, outline, tool=OUTLINE.name),
+    Endpoint("GET", f"{FOLDER}/trash", "listTrash",
+             "The folder's deleted documents, most recently deleted first (restore brings one back).",
+             FolderArgs, TrashAnswer, trash, tool="ragdown_list (deleted)", index=False),
     # Routes below a document come before the document's own: `{path}` takes one segment or more.
     Endpoint("GET", f"{FILE}/history", "history", "A document's versions, newest first (live or deleted).",
              HISTORY.args, HistoryAnswer, history, url_fields={"path": "path"}, fixed={"format": "json"},

@@ -28,7 +28,7 @@ from ragdown.search.scope import normalise_tag
 from ragdown.times import iso_seconds, parse_since
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
-from ragdown.tools.versions import followed, history_of, version_bytes, who_text
+from ragdown.tools.versions import followed, trashed, version_bytes, who_text
 
 READ_ONLY = Annotations(read_only=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -443,11 +443,7 @@ def list_line(ctx: ToolContext, f: FileRecord, superseded: dict[str, list[str]])
 def trash_documents(ctx: ToolContext, a: ListArgs) -> str:
     prefix = ctx.scope.docs_path(normalise_prefix(a.path_prefix or "")) if a.path_prefix else ctx.scope.prefix
     since = parse_since(a.since) if a.since else None
-    entries = [
-        e
-        for e in history_of(ctx).trash(prefix)
-        if ctx.scope.contains(e.path) and (since is None or e.deleted_at >= since)
-    ]
+    entries = trashed(ctx, prefix, since)
     if not entries:
         return "The trash is empty."
     lines = [f"deleted documents: {len(entries)}"]

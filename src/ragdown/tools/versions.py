@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragdown.errors import not_found, unavailable
-from ragdown.history import HistoryStore, Version
+from ragdown.history import HistoryStore, TrashEntry, Version
 from ragdown.paths import split_safe
 from ragdown.sandbox import read_plain
 from ragdown.times import iso_seconds
@@ -80,6 +80,25 @@ def version_json(v: Version) -> dict[str, Any]:
     if v.session:
         out["session"] = v.session
     return out
+
+
+def trashed(ctx: ToolContext, prefix: str, since: float | None = None) -> list[TrashEntry]:
+    """The deleted documents the scope holds under a docs-relative `prefix`, most recently deleted first
+    (only those deleted at or after `since`, a Unix time, when given)."""
+    return [
+        e
+        for e in history_of(ctx).trash(prefix)
+        if ctx.scope.contains(e.path) and (since is None or e.deleted_at >= since)
+    ]
+
+
+def trash_json(ctx: ToolContext, e: TrashEntry) -> dict[str, Any]:
+    """One trash entry as JSON: its scope path, when it was deleted, and its last version."""
+    return {
+        "path": ctx.scope.view(e.path),
+        "deleted_at": iso_seconds(e.deleted_at),
+        "last": version_json(e.last),
+    }
 
 
 def who_text(v: Version) -> str:
