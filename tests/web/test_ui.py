@@ -419,7 +419,10 @@ def test_a_save_answered_after_leaving_the_page_does_not_draw_over_the_next_one(
     held: list[Route] = []
     page.route("**/api/folders/other", lambda route: held.append(route))
     page.click("label.switch[for=mcp-switch]")
-    eventually(lambda: bool(held))
+    deadline = time.monotonic() + 10
+    while not held:  # the route's handler runs while playwright is called: wait through it, not beside it
+        assert time.monotonic() < deadline, "the save was never sent"
+        page.wait_for_timeout(50)
     page.goto("/#/settings")
     expect(page.locator("#setting-text_limit")).to_be_visible()
     held[0].continue_()
