@@ -352,11 +352,15 @@ def test_hostile_paths_never_reach_outside_the_docs_dir(
 
 @pytest.mark.parametrize("raw", KNOWN)
 def test_every_known_escape_at_every_path_tool(arena: Arena, raw: str) -> None:
-    """The fixed list, at every tool with both flags, so each escape is tried whatever hypothesis draws."""
+    """The fixed list, at every tool with both flags, so each escape is tried whatever hypothesis draws (a
+    tool that ignores the flag is called once: the same call twice proves nothing more)."""
     for tool in sorted(TOOLS):
+        made: list[tuple[str, dict[str, Any]]] = []
         for flag in (False, True):
             name, args = TOOLS[tool](arena, arena.path(raw), flag)
-            arena.check(name, args)
+            if (name, args) not in made:
+                made.append((name, args))
+                arena.check(name, args)
 
 
 @pytest.mark.anyio
