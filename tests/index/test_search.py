@@ -81,6 +81,25 @@ def test_tag_filter_matches_nested_tags_only(docs: Path, open_engine: OpenEngine
     assert search(engine, "common words", tag="infr") == []
 
 
+def test_skipped_files_follow_the_filters_directories_and_folders(
+    docs: Path, open_engine: OpenEngine
+) -> None:
+    for rel in ("top.md", "sub/deep/bin.md", "sub-old/bin.md", "other/bin.md"):
+        path = docs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"# Binary\x00\x01\n")
+    store = open_engine(docs).require_store()
+
+    def skipped(**flt: object) -> list[str]:
+        return [path for path, _ in store.skipped_files(FileFilter(**flt))]  # type: ignore[arg-type]
+
+    assert skipped() == ["other/bin.md", "sub-old/bin.md", "sub/deep/bin.md", "top.md"]
+    assert skipped(prefixes=("sub",)) == ["sub/deep/bin.md"]
+    assert skipped(folders=("other", "sub")) == ["other/bin.md", "sub/deep/bin.md"]
+    assert skipped(prefixes=("sub",), folders=("other",)) == []
+    assert skipped(folders=()) == []
+
+
 def test_a_tag_with_a_like_wildcard_matches_only_itself(docs: Path, open_engine: OpenEngine) -> None:
     write(docs, "a.md", "---\ntags: [q_1]\n---\n# A\n\ncommon words\n")
     write(docs, "b.md", "---\ntags: [qx1, q11]\n---\n# B\n\ncommon words\n")

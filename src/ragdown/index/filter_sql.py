@@ -74,6 +74,24 @@ def prefix_clause(dialect: SqlDialect, prefixes: Sequence[str], column: str) -> 
     return "(" + " OR ".join(parts) + ")", params
 
 
+def skipped_clause(dialect: SqlDialect, flt: FileFilter) -> tuple[str, list[Any]]:
+    """A WHERE clause over the `skipped` table (files the syncs left out: a path, no columns of their own to
+    filter on): the filter's prefixes and its folders, a folder being the prefix of its files."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if flt.prefixes:
+        where, prefix_params = prefix_clause(dialect, flt.prefixes, "path")
+        clauses.append(where)
+        params += prefix_params
+    if flt.folders is not None:
+        where, folder_params = (
+            prefix_clause(dialect, flt.folders, "path") if flt.folders else (dialect.false, [])
+        )
+        clauses.append(where)
+        params += folder_params
+    return (" AND ".join(clauses) or dialect.true), params
+
+
 def file_filter_clause(
     dialect: SqlDialect,
     flt: FileFilter,

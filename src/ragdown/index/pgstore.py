@@ -37,7 +37,7 @@ from ragdown.documents.tree import Node
 from ragdown.index import pghnsw, pgsearch
 from ragdown.index.backend import DenseIndex
 from ragdown.index.embedders.base import Vectors
-from ragdown.index.filter_sql import POSTGRES, FileFilter, file_filter_clause, prefix_clause
+from ragdown.index.filter_sql import POSTGRES, FileFilter, file_filter_clause, skipped_clause
 from ragdown.index.store import (
     ChunkRecord,
     FileRecord,
@@ -521,20 +521,11 @@ class PgStore:
         return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}
 
     def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        if flt.prefixes:
-            where, p = prefix_clause(POSTGRES, flt.prefixes, "path")
-            clauses.append(where)
-            params += p
-        if flt.folders is not None:
-            where, p = prefix_clause(POSTGRES, flt.folders, "path") if flt.folders else (POSTGRES.false, [])
-            clauses.append(where)
-            params += p
-        query = (
-            "SELECT path, reason FROM skipped WHERE " + (" AND ".join(clauses) or "TRUE") + " ORDER BY path"
-        )
-        return [(str(p), str(r)) for p, r in self._rows(query, params)]
+        where, params = skipped_clause(POSTGRES, flt)
+        return [
+            (str(p), str(r))
+            for p, r in self._rows(f"SELECT path, reason FROM skipped WHERE {where} ORDER BY path", params)
+        ]
 
     def counts(self, flt: FileFilter) -> tuple[int, int]:
         where, params = self.file_filter_sql(flt)

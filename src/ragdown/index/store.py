@@ -24,7 +24,7 @@ import numpy as np
 from ragdown.documents.model import Document
 from ragdown.documents.tree import Node
 from ragdown.index.embedders.base import Vectors
-from ragdown.index.filter_sql import SQLITE, FileFilter, file_filter_clause, prefix_clause
+from ragdown.index.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
 from ragdown.index.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
 from ragdown.index.lexical import lexical_text
 from ragdown.index.lexical import signature as lexical_signature
@@ -561,17 +561,8 @@ class Store:
 
     def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]:
         """(path, reason) of each file the last syncs left out, under the filter's prefixes and folders."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if flt.prefixes:
-            where, p = prefix_clause(SQLITE, flt.prefixes, "path")
-            clauses.append(where)
-            params += p
-        if flt.folders is not None:
-            where, p = prefix_clause(SQLITE, flt.folders, "path") if flt.folders else (SQLITE.false, [])
-            clauses.append(where)
-            params += p
-        sql = "SELECT path, reason FROM skipped WHERE " + (" AND ".join(clauses) or "1") + " ORDER BY path"
+        where, params = skipped_clause(SQLITE, flt)
+        sql = f"SELECT path, reason FROM skipped WHERE {where} ORDER BY path"
         return [(str(p), str(r)) for p, r in self._reader().execute(sql, params)]
 
     def generation(self) -> int:
