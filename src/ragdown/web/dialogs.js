@@ -200,11 +200,17 @@ export function toast(message, kind = "info", timeout = 4000) {
   return item;
 }
 
-/** A change's toast: `message` as a success, or, when the server answered before its index had the change
- * (a long sync running, RAGDOWN_WRITE_WAIT passed: `answer.sync.pending`), with that said, for longer. */
-export function toastDone(message, answer, timeout = 4000) {
+/** Why the server answered a change before its index had it (a long sync running, RAGDOWN_WRITE_WAIT
+ * passed: `answer.sync.pending`), or null when the index has it. */
+export function syncPending(answer) {
   const sync = answer && answer.sync;
-  const pending = sync && typeof sync.pending === "string" ? sync.pending : null;
+  return sync && typeof sync.pending === "string" ? sync.pending : null;
+}
+
+/** A change's toast: `message` as a success, or, when the index has not caught up, with that said, for
+ * longer. */
+export function toastDone(message, answer, timeout = 4000) {
+  const pending = syncPending(answer);
   if (!pending) return toast(message, "success", timeout);
   return toast(`${message} ${pending[0].toUpperCase()}${pending.slice(1)}.`, "info", 8000);
 }

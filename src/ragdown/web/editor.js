@@ -5,7 +5,7 @@
 
 import { api, ApiError } from "./api.js";
 import { basename, h, mount, notice, plural, relPath, spinner } from "./dom.js";
-import { choose, confirmDialog, toast, toastDone, toastError } from "./dialogs.js";
+import { choose, confirmDialog, syncPending, toast, toastDone, toastError } from "./dialogs.js";
 import { FileCache, fillPreview } from "./preview.js";
 import { navigate, routes, setGuard } from "./router.js";
 import { docsChanged, readOnly } from "./state.js";
@@ -271,7 +271,7 @@ class Editor {
       ? answer.warnings.filter((warning) => typeof warning === "string")
       : [];
     this.showWarnings(warnings);
-    if (!warnings.length || (answer.sync && answer.sync.pending)) toastDone("Saved.", answer, 2000);
+    if (!warnings.length || syncPending(answer)) toastDone("Saved.", answer, 2000);
     docsChanged(this.folder);
   }
 
