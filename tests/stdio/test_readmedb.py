@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from ragdown.engine import Engine
@@ -505,8 +507,11 @@ async def test_a_write_answered_before_the_index_has_it_says_so(docs: Path, conn
         moved = (await s.ok("move_file", **{"from": "x.md", "to": "y.md"})).split("\n")
         assert moved[0] == 'OK: moved "x.md" → "y.md"'
         assert [line[: len(pending)] for line in moved[1:]] == [pending]
-        await s.ok("get_namespace_summary")
         assert (docs / "y.md").read_text() == "# X\n\nzebra crossing\n"
+        deadline = time.monotonic() + 30
+        while [f["name"] for f in await js(s, "search_files", query="zebra")] != ["y.md"]:
+            assert time.monotonic() < deadline, "the moved document never became searchable"
+            await anyio.sleep(0.1)
 
 
 # -- search, fetch, modified since ----------------------------------------------------------------
