@@ -45,6 +45,14 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     return path
 
 
+def pile(root: Path, under: str, n: int = 300) -> None:
+    """`n` new notes under `under`, on disk only: the next sync has them all to index, long enough (a
+    second or so with the `hash` embedder) that a change made with `RAGDOWN_WRITE_WAIT=0` always answers
+    before its sync ends, instead of only when the machine happens to be slow."""
+    for i in range(n):
+        write(root, f"{under}/{i}.md", f"# Pile {i}\n\nfiller text number {i}\n")
+
+
 def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
     env.update(TEST_ENV)

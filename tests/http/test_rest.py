@@ -16,7 +16,7 @@ from ragdown.client.remote import Remote, Target
 from ragdown.http import rest
 from ragdown.http.openapi import document
 from ragdown.keys import KeyStore
-from tests.conftest import write
+from tests.conftest import pile, write
 from tests.http.conftest import Server, StartServer
 
 V1 = "/api/v1/folders"
@@ -191,12 +191,18 @@ def test_every_change_says_when_it_answers_before_the_index_has_it(
     server = start_app(docs, RAGDOWN_WRITE_WAIT="0")
     api = server.api
     pending = "the index is still syncing"
-    answers = {
-        "write": ok(api.put(f"{V1}/work/files/new.md", json={"content": "# New\n\nzebra crossing\n"}), 201),
-        "move": ok(api.post(f"{V1}/work/files/new.md/move", json={"to": "moved.md"})),
-        "delete": ok(api.delete(f"{V1}/work/files/moved.md")),
-    }
+    answers: dict[str, Any] = {}
+    # Each change's sync has a pile of new notes to index first, so it runs well past the answer.
+    pile(docs, "work/pile-write")
+    answers["write"] = ok(
+        api.put(f"{V1}/work/files/new.md", json={"content": "# New\n\nzebra crossing\n"}), 201
+    )
+    pile(docs, "work/pile-move")
+    answers["move"] = ok(api.post(f"{V1}/work/files/new.md/move", json={"to": "moved.md"}))
+    pile(docs, "work/pile-delete")
+    answers["delete"] = ok(api.delete(f"{V1}/work/files/moved.md"))
     first = ok(api.get(f"{V1}/work/files/moved.md/history"))["versions"][-1]["version"]
+    pile(docs, "work/pile-restore")
     answers["restore"] = ok(api.post(f"{V1}/work/files/moved.md/restore", json={"version": first}))
     for change, answer in answers.items():
         assert [note[: len(pending)] for note in answer["notes"]] == [pending], (change, answer)
@@ -208,6 +214,7 @@ def test_every_change_says_when_it_answers_before_the_index_has_it(
 
     remote = Remote(Target(url=server.url, key=None))
     remote.http = server.api
+    pile(docs, "work/pile-rm")
     capsys.readouterr()
     client_commands.rm(argparse.Namespace(path="work/moved.md", base_hash=None, json=False), remote)
     said = capsys.readouterr()

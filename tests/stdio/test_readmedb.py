@@ -22,7 +22,7 @@ from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from ragdown.tools.context import ToolContext
 from ragdown.toolsets import select
-from tests.conftest import write
+from tests.conftest import pile, write
 from tests.stdio.conftest import Connect, Session
 
 pytestmark = pytest.mark.anyio
@@ -499,11 +499,13 @@ async def test_a_write_answered_before_the_index_has_it_says_so(docs: Path, conn
     JSON, a `note:` line after text); the change is made and searchable once the sync ends."""
     pending = "note: the index is still syncing"
     async with readmedb(docs, connect, RAGDOWN_WRITE_WAIT="0") as s:
+        pile(docs, "pile-write")  # the write's sync has these to index first, so it runs past the answer
         written = await js(s, "write_file", name="x.md", content="# X\n\nzebra crossing\n")
         # `storage` and `files` count what the index has so far, as the note says.
         assert list(written) == ["ok", "name", "sizeBytes", "storage", "files", "notes"]
         assert (written["ok"], written["name"], written["sizeBytes"]) == (True, "x.md", 20)
         assert [f"note: {n}"[: len(pending)] for n in written["notes"]] == [pending]
+        pile(docs, "pile-move")
         moved = (await s.ok("move_file", **{"from": "x.md", "to": "y.md"})).split("\n")
         assert moved[0] == 'OK: moved "x.md" → "y.md"'
         assert [line[: len(pending)] for line in moved[1:]] == [pending]
