@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from ragdown.engine import Engine
 from ragdown.index.filter_sql import FileFilter
@@ -81,10 +84,14 @@ def test_bm25_finds_a_chinese_section_by_a_chinese_question(docs: Path, open_eng
 
 
 def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
-    docs: Path, open_engine: OpenEngine, tmp_path: Path
+    docs: Path, open_engine: OpenEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     write(docs, "附件.md", "# 附件\n\n更改默认附件储存位置。\n")
+    caplog.set_level(logging.INFO, logger="ragdown.index.store")
     open_engine(docs).close()
+    assert not [
+        r for r in caplog.records if "re-tokenising" in r.getMessage()
+    ]  # a new index has nothing to redo
     path = tmp_path / "data" / DB_NAME
     conn = sqlite3.connect(path)  # the schema before lexical_text: plain columns in the triggers
     conn.executescript(
@@ -101,6 +108,7 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
     )
     conn.close()
     store = Store(path.parent, writable=True)
+    assert [r for r in caplog.records if "re-tokenising" in r.getMessage()]
     try:
         assert store.bm25('"附件"', FileFilter(), 10, (1.0, 1.0, 1.0))
         sql = store._reader().execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_ad'").fetchone()[0]

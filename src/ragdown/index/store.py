@@ -273,7 +273,8 @@ def _ensure_lexical_fts(conn: sqlite3.Connection) -> None:
     current = LEXICAL_SQL_FUNCTION in delete and "chunks_tri" in delete and "chunks_ai" not in triggers
     if current and made_by is not None and made_by[0] == lexical_signature():
         return
-    log.info("re-tokenising the full-text index (%s)", lexical_signature())
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]:  # a new index has nothing to redo
+        log.info("re-tokenising the full-text index (%s)", lexical_signature())
     if not current:
         conn.executescript(_FTS_RESET + _SCHEMA)
     conn.execute("BEGIN IMMEDIATE")
