@@ -42,6 +42,7 @@ from ragdown.documents import decode_text
 from ragdown.engine import Engine, NotReady
 from ragdown.errors import Refusal
 from ragdown.index.embedders import min_score_warning
+from ragdown.index.progress_log import ProgressLog
 from ragdown.index.store import StoreError
 from ragdown.mcpresources import (
     DOCUMENT_TEMPLATE,
@@ -462,6 +463,7 @@ def prepare_stdio(settings: Settings) -> StdioServer:
         where = "RAGDOWN_TOOLSET" if settings.toolset else f"the toolset of {docs}/.ragdown.json"
         raise ConfigError(f"{where}: {err.message}") from None
     engine = Engine(settings, "stdio", docs_dir=docs, cli_answer=commands.answer)
+    engine.add_progress_listener(ProgressLog())
     feed = DocumentFeed(scope)
     feed.attach(engine)
     engine.start()

@@ -12,6 +12,7 @@ from ragdown.engine import Engine
 from ragdown.http import serversettings
 from ragdown.http.app import RagdownApp
 from ragdown.http.security import Guard
+from ragdown.index.progress_log import ProgressLog
 from ragdown.keys import KeyStore
 from ragdown.mcpserver import warn_about_min_score
 from ragdown.runtime import Runtime
@@ -28,6 +29,7 @@ def build_app(settings: Settings) -> RagdownApp:
     docs = settings.require_docs_dir()
     saved = serversettings.load(docs)
     engine = Engine(settings, "serve", docs_dir=docs, cli_answer=commands.answer)
+    engine.add_progress_listener(ProgressLog())
     runtime = Runtime(settings, engine, saved)
     engine.embedder_spec = runtime.embedder_spec
     engine.embedder_chosen = settings.embedder_chosen or "embedder" in saved
