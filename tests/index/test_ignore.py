@@ -44,6 +44,26 @@ def test_nested_gitignores_and_negation(docs: Path, open_engine: Callable[..., E
     assert indexed(engine) == ["a.md", "notes/keep.md", "notes/secret-ok.md"]
 
 
+def test_a_rule_deep_in_a_tree_without_rules_above_still_applies(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    """The walk asks nothing about entries where no rule applies; a `.gitignore` three levels down, with
+    none above it, still leaves out what it names there and below."""
+    write(docs, "a/b/c/.gitignore", "skip.md\nlocal/\n")
+    for rel in [
+        "a/x.md",
+        "a/b/skip.md",
+        "a/b/c/skip.md",
+        "a/b/c/keep.md",
+        "a/b/c/local/l.md",
+        "a/b/c/d/skip.md",
+    ]:
+        write(docs, rel, f"# {rel}\n")
+    assert indexed(open_engine(docs)) == ["a/b/c/keep.md", "a/b/skip.md", "a/x.md"]
+    rules = IgnoreRules(docs, folders=False)
+    assert (rules.quiet("a/b"), rules.quiet("a/b/c"), rules.quiet("a/b/c/d")) == (True, False, False)
+
+
 def test_a_directory_ignored_above_cannot_be_brought_back_below(
     docs: Path, open_engine: Callable[..., Engine]
 ) -> None:

@@ -112,6 +112,19 @@ class IgnoreRules:
         self._layers[directory] = layers
         return layers
 
+    def quiet(self, directory: str) -> bool:
+        """True when no rule can leave out an entry of `directory` (docs-relative, '' for the docs dir): no
+        ignore file or `exclude` above it, no `include` for its folder, no `--ignore`. The walk then asks
+        nothing about its entries (a vault without rules pays no matching per file)."""
+        if self._extra is not None or self._layers_of(directory):
+            return False
+        if self.folders and not directory:
+            return True  # files here are loose, never indexed; an `include` applies to files only
+        folder = self.folder_of(directory)
+        if folder not in self._includes:
+            self._layers_of(folder)
+        return self._includes.get(folder) is None
+
     def why(self, rel: str, *, is_dir: bool) -> str | None:
         """Why the docs-relative `rel` is ignored (the rule's source), or None when it counts.
 

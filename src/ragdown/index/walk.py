@@ -69,6 +69,8 @@ def walk_markdown(
                 "skipping unreadable directory %s: %s", printable_path(directory), err.strerror or err
             )
             continue
+        # The rules are asked about each entry only where some rule applies (most vaults have none).
+        asked = rules if rules is not None and not rules.quiet(rel[:-1]) else None
         for entry in entries:
             name = entry.name
             try:
@@ -78,7 +80,7 @@ def walk_markdown(
                         continue
                     if not is_text(name):
                         unusable.append(printable_path(f"{rel}{name}/"))
-                    elif rules is None or not rules.ignored(rel + name, is_dir=True):
+                    elif asked is None or not asked.ignored(rel + name, is_dir=True):
                         stack.append((entry.path, f"{rel}{name}/"))
                     continue
                 # Cheap name tests first: only Markdown files cost a stat() (the walk's main cost).
@@ -94,7 +96,7 @@ def walk_markdown(
                 if folders and not rel:
                     loose.append(name)
                     continue
-                if rules is not None and rules.ignored(rel + name, is_dir=False):
+                if asked is not None and asked.ignored(rel + name, is_dir=False):
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as err:
