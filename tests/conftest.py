@@ -216,7 +216,7 @@ def _serve_on(home: Path, env: dict[str, str], port: int, timeout: float) -> Ser
     while True:
         if proc.poll() is not None:
             output = log.read_text(errors="replace")
-            if "address already in use" in output:
+            if "address already in use" in output.lower():
                 return None
             raise AssertionError(f"ragdown serve exited: {output[-3000:]}")
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,35 @@ def test_refuses_to_start_without_a_token_or_secure_local_net(tmp_path: Path, do
     assert done.returncode == 2
     assert "RAGDOWN_TOKEN" in done.stderr
     assert "SECURE_LOCAL_NET" in done.stderr
+
+
+def test_a_port_another_server_holds_is_refused_before_anything_starts(tmp_path: Path, docs: Path) -> None:
+    """The socket is bound first: a port in use is one clear line and exit code 2, with no index opened
+    and no model loaded first (uvicorn alone binds after the app's start-up)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = isolated_env(
+            tmp_path,
+            RAGDOWN_DOCS_DIR=str(docs),
+            SECURE_LOCAL_NET="true",
+            RAGDOWN_HOST="127.0.0.1",
+            PORT=str(port),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "ragdown.cli", "serve"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert f"ragdown: cannot listen on 127.0.0.1:{port} (Address already in use)" in done.stderr
+    assert "set PORT to another port" in done.stderr
+    assert "serving" not in done.stderr
+    assert "embedder" not in done.stderr
 
 
 def test_keep_alive_is_75_seconds_or_what_it_is_told(docs: Path, start_server: StartServer) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 
 import uvicorn
 
@@ -46,16 +48,44 @@ def build_app(settings: Settings) -> RagdownApp:
     return RagdownApp(runtime, guard, keep_alive_s)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything starts: a port another server holds is a clear error
+    at once, instead of an index opened and a model loaded before uvicorn finds out. `PORT=0` takes a
+    free port (the log says which)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except OSError as err:
+        raise ConfigError(f"RAGDOWN_HOST {host!r} is not an address of this machine: {err}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart rebinds at once
+    try:
+        sock.bind(address)
+    except OSError as err:
+        sock.close()
+        hint = (
+            ": another server (another ragdown serve?) listens there; stop it or set PORT to another port"
+            if err.errno == errno.EADDRINUSE
+            else ""
+        )
+        raise ConfigError(f"cannot listen on {host}:{port} ({err.strerror}){hint}") from None
+    return sock
+
+
 def run(settings: Settings) -> None:
     app = build_app(settings)
+    sock = listen(settings.host, settings.port)
     keep_alive = app.keep_alive_s if app.keep_alive_s > 0 else 365 * 24 * 3600
-    log.info("serving %s on http://%s:%d", app.runtime.engine.root, settings.host, settings.port)
-    uvicorn.run(
+    port = int(sock.getsockname()[1])
+    log.info("serving %s on http://%s:%d", app.runtime.engine.root, settings.host, port)
+    config = uvicorn.Config(
         app,
         host=settings.host,
-        port=settings.port,
+        port=port,
         timeout_keep_alive=int(keep_alive),
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
     )
+    uvicorn.Server(config).run(sockets=[sock])
