@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import LiteralString
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -287,3 +289,38 @@ def test_bm25_runs_no_pass_that_must_fail() -> None:
     assert pgstore._next_pass([40, 100, 900], 2, 32, 1000) == 2
     assert pgstore._next_pass([600, 900, 950], 1, 32, 1000) == 3  # half the index: every term at once
     assert pgstore._next_pass([3, 5], 1, 32, 1000) == 2
+
+
+def test_a_database_that_comes_up_later_is_taken_once_it_does(
+    tmp_path: Path, docs: Path, postgres_url: str
+) -> None:
+    """A replica started before its database can be reached (not created yet, a server still booting) says
+    that, not that the index needs a rebuild, and becomes the primary by itself once it can reach it."""
+    name = f"later_{uuid.uuid4().hex[:12]}"
+    parts = urlsplit(postgres_url)
+    later = urlunsplit(parts._replace(path=f"/{name}"))
+    write(docs, "a.md", "# Alpha\n\napricot\n")
+    env = isolated_env(
+        tmp_path,
+        RAGDOWN_DOCS_DIR=str(docs),
+        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+        RAGDOWN_DATABASE_URL=later,
+    )
+    engine = Engine(Settings.from_env(env), "stdio", docs_dir=docs, takeover_interval_s=0.1)
+    try:
+        engine.start(background=False, initial_sync=True, watch=False)
+        assert engine.role == "reader"
+        assert engine.error is not None
+        assert engine.error.startswith("cannot open the index in"), engine.error
+        assert f'database "{name}" does not exist' in engine.error, engine.error
+        assert "needs a rebuild" not in engine.error
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        wait_for(lambda: engine.role == "primary", "the replica never took the database once it was up")
+        assert engine.error is None
+        engine.sync()
+        assert paths(engine, "apricot") == ["a.md"]
+    finally:
+        engine.close()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))

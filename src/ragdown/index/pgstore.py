@@ -137,6 +137,10 @@ def _tags_column(tags: Iterable[str]) -> str:
     return f" {joined} " if joined else " "
 
 
+class NotCreatedYet(StoreError):
+    """The index's tables are not there yet: the primary is creating them."""
+
+
 class PgStore:
     """`IndexStore` on PostgreSQL: reads through the backend's pool, writes on the primary's lock connection."""
 
@@ -179,7 +183,7 @@ class PgStore:
             with self.backend.pool.connection() as conn:
                 yield conn
         except psycopg.errors.UndefinedTable:
-            raise StoreError(
+            raise NotCreatedYet(
                 f"the index in {self.backend.describe()} is still being created by the primary: try again"
             ) from None
         except psycopg.OperationalError as err:
@@ -273,7 +277,7 @@ class PgStore:
     def read_meta(self) -> dict[str, str]:
         try:
             rows = self._rows("SELECT key, value FROM meta")
-        except StoreError:
+        except NotCreatedYet:  # an unreachable database is said as such, not as an empty index
             return {}
         return {str(k): str(v) for k, v in rows if k in _META_KEYS}
 
