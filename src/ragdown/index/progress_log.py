@@ -23,7 +23,7 @@ class ProgressLog:
     def __init__(self, every_s: float = PROGRESS_LOG_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.every_s = every_s
         self._clock = clock
-        self._lock = threading.Lock()  # told from the sync's thread and the write's
+        self._lock = threading.Lock()  # each sync runs in a thread of its own
         self._sync: SyncProgress | None = None  # each sync has a progress of its own
         self._next_at = 0.0
         self._step: str | None = None

@@ -130,43 +130,6 @@ def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None
     return data, None
 
 
-class _WriteBehind:
-    """One batch's store write in a thread of its own while the sync parses and embeds the next: SQLite's
-    work (the FTS5 tokenising above all) runs in C without the GIL, so the two overlap. At most one write is
-    in flight; its bookkeeping runs in the sync's own thread, in order, when it is waited for."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._then: Callable[[int], None] | None = None
-        self._written = 0
-        self._error: BaseException | None = None
-
-    def start(self, write: Callable[[], int], then: Callable[[int], None]) -> None:
-        self.wait()
-
-        def run() -> None:
-            try:
-                self._written = write()
-            except BaseException as err:  # raised in the sync's thread by `wait`
-                self._error = err
-
-        self._then = then
-        self._thread = threading.Thread(target=run, name="ragdown-write", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """Wait for the write in flight (if any), then run its bookkeeping, or raise what it raised."""
-        thread, then = self._thread, self._then
-        if thread is None or then is None:
-            return
-        thread.join()
-        self._thread = self._then = None
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
-        then(self._written)
-
-
 class Indexer:
     """Keeps one store in step with one docs dir."""
 
@@ -192,7 +155,6 @@ class Indexer:
         self.last_sync: SyncReport | None = None
         self.last_error: str | None = None
         self.progress = SyncProgress()
-        self._progress_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._running: Future[SyncReport] | None = None
@@ -201,7 +163,6 @@ class Indexer:
         self._listeners: list[ProgressFn] = []
         self._retired = False
         self._stopping = threading.Event()
-        self._writes = _WriteBehind()
 
     @property
     def syncing(self) -> bool:
@@ -273,11 +234,7 @@ class Indexer:
                     else "this indexer was replaced (the embedder changed); sync again"
                 )
             try:
-                try:
-                    report = self._sync(full)
-                finally:  # a sync that stops keeps what it wrote: the write in flight finishes first
-                    with contextlib.suppress(Exception):
-                        self._writes.wait()
+                report = self._sync(full)
             except Exception as err:
                 self.last_error = str(err)
                 raise
@@ -362,7 +319,6 @@ class Indexer:
                     batch_limit = min(batch_limit * 2, BATCH_CHUNKS)
             if batch:
                 self._flush(batch, report)
-            self._writes.wait()
         if self.observer is not None and (self._seen_changed or self._seen_added or gone):
             self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
         self._seen_changed, self._seen_added = [], []
@@ -406,14 +362,13 @@ class Indexer:
             )
             for w, doc, vec, more in zip(batch, docs, vectors, windows, strict=True)
         ]
-
-        def write() -> int:
-            written = self.store.write_files(pending)
-            for doc in docs:  # the progress moves the moment the batch is in, not when the next one is
-                self._advance(len(doc.chunks))
-            return written
-
-        self._writes.start(write, lambda n: self._written(batch, n, report))
+        # Written here, not in a thread of its own behind the next batch's parsing: measured, a writer
+        # thread gained nothing with a model (its embedding is most of the time) and cost 1.3x without
+        # one, the two threads trading the GIL (docs/benchmarks.md, section 15).
+        written = self.store.write_files(pending)
+        for doc in docs:
+            self._advance(len(doc.chunks))
+        self._written(batch, written, report)
 
     def _written(self, batch: list[_Work], written: int, report: SyncReport) -> None:
         """A batch's bookkeeping once the store holds it: the report and the history's lists."""
@@ -465,10 +420,9 @@ class Indexer:
         self._notify()
 
     def _advance(self, chunks: int) -> None:
-        """One more file done (read unchanged or skipped in the sync's thread, written in the write's)."""
-        with self._progress_lock:
-            self.progress.files_done += 1
-            self.progress.chunks += chunks
+        """One more file done: read unchanged, skipped, or written."""
+        self.progress.files_done += 1
+        self.progress.chunks += chunks
         self._notify()
 
     def _notify(self) -> None:
