@@ -66,8 +66,15 @@ def test_downloads_once_then_loads_offline(minilm_files: tuple[Path, Path], tmp_
     again = load_embedder("test-minilm", models_dir=models, threads=1, hf_endpoint=hub.url, catalog=catalog)
 
     folder = models / "test-minilm"
+    # Beside the download: the copy with the word table looked up in int8, made once (`gather_first.py`).
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [DOWNLOAD_MARKER, "model_quantized.onnx", "tokenizer.json"]
+        [
+            DOWNLOAD_MARKER,
+            "model_quantized.onnx",
+            "tokenizer.json",
+            "model_quantized.gather-first.onnx",
+            "model_quantized.gather-first.json",
+        ]
     )
     assert (folder / "model_quantized.onnx").read_bytes() == minilm_files[0].read_bytes()
     marker = json.loads((folder / DOWNLOAD_MARKER).read_text())
@@ -203,7 +210,12 @@ def test_minilm_prefers_the_installed_packages(minilm_files: tuple[Path, Path], 
     )
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.model_path == minilm_files[0]
-    assert not any(tmp_path.iterdir())  # nothing downloaded, nothing written
+    # Nothing downloaded; written: only the copy with the word table looked up in int8, and its verdict.
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == [
+        "minilm",
+        "minilm/model.gather-first.json",
+        "minilm/model.gather-first.onnx",
+    ]
 
 
 def test_a_corrupt_download_says_how_to_retry(minilm_files: tuple[Path, Path], tmp_path: Path) -> None:

@@ -340,7 +340,7 @@ def load_catalog_model(
                 model.config,
                 threads=threads,
                 quantize=quantize,
-                quantize_cache_dir=model_dir(models_dir, model),
+                cache_dir=model_dir(models_dir, model),
             )
     try:
         directory = download(model, models_dir, hf_endpoint, transport=transport)
@@ -378,7 +378,7 @@ def load_onnx_dir(raw: str, *, models_dir: Path, threads: int, quantize: bool = 
     if missing:
         raise EmbedderError(f"onnx:{raw}: the folder {directory} has no {' and no '.join(missing)}")
     config = OnnxModelConfig.from_dir(directory)
-    # A quantised copy is cached under models_dir, never written into the user's folder.
+    # The local copies (int8, gather-first) are cached under models_dir, never written into the user's folder.
     cache = models_dir / "local" / hashlib.sha1(str(directory).encode()).hexdigest()[:16]
     return OnnxEmbedder(
         f"onnx:{directory}",
@@ -387,5 +387,5 @@ def load_onnx_dir(raw: str, *, models_dir: Path, threads: int, quantize: bool = 
         config,
         threads=threads,
         quantize=quantize,
-        quantize_cache_dir=cache,
+        cache_dir=cache,
     )

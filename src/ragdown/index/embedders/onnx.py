@@ -39,6 +39,7 @@ import numpy.typing as npt
 
 from ragdown import heap
 
+from . import gather_first
 from . import quantize as q
 from ._vectors import l2_normalize
 from .base import EmbedderError, Vectors
@@ -208,7 +209,7 @@ class OnnxEmbedder:
         batch_size: int = BATCH_SIZE,
         max_batch_tokens: int = MAX_BATCH_TOKENS,
         quantize: bool = False,
-        quantize_cache_dir: Path | None = None,
+        cache_dir: Path | None = None,
         cpu_mem_arena: bool = True,
     ) -> None:
         if batch_size < 1 or max_batch_tokens < 1:
@@ -221,6 +222,7 @@ class OnnxEmbedder:
         self._cpu_mem_arena = cpu_mem_arena
         self.model_path = model_path
         self.quantized = False
+        self.gather_first = False  # opened from its copy with the word table looked up in int8
         self.quantize_report: q.QuantizeReport | None = None
         for path, what in ((model_path, "model"), (tokenizer_path, "tokenizer")):
             if not path.is_file():
@@ -229,7 +231,8 @@ class OnnxEmbedder:
         self._whole: Tokenizer | None = None  # the same tokenizer without truncation, for windows
         self._whole_lock = threading.Lock()
 
-        cache_dir = quantize_cache_dir or model_path.parent
+        # Where the local copies go (the int8 one, the gather-first one): beside the model by default.
+        self.cache_dir = cache_dir = cache_dir or model_path.parent
         reuse = self._cached_quantized(model_path, cache_dir) if quantize else None
         if reuse is not None:
             try:
@@ -242,10 +245,16 @@ class OnnxEmbedder:
                 self.quantize_report = None
                 reuse = None
         if reuse is None:
+            # The gather-first copy: opened when made before, made when never tried (or found unusable).
+            verdict = None if quantize else gather_first.read_verdict(model_path, cache_dir)
+            if verdict is not None and verdict.made and self._open_gather_first(model_path, cache_dir):
+                return
             self._open(model_path)
             self._dim = self._probe_dim()
             if quantize:
                 self._quantize(model_path, cache_dir)
+            elif verdict is None or verdict.made:
+                self._make_gather_first(model_path, cache_dir)
 
     # -- the Embedder protocol -------------------------------------------------------------------
 
@@ -334,7 +343,7 @@ class OnnxEmbedder:
         return np.ascontiguousarray(self._embed([self._config.query_prefix + text])[0], dtype=np.float32)
 
     def __repr__(self) -> str:
-        mode = "int8-dynamic" if self.quantized else "as shipped"
+        mode = "int8-dynamic" if self.quantized else "gather-first" if self.gather_first else "as shipped"
         return f"OnnxEmbedder({self._name!r}, {self.model_path}, {mode})"
 
     # -- loading ---------------------------------------------------------------------------------
@@ -379,6 +388,61 @@ class OnnxEmbedder:
                 f"{self._config.dim}"
             )
         return dim
+
+    def _open_gather_first(self, source: Path, cache_dir: Path) -> bool:
+        """Open the gather-first copy made before for this very source (`gather_first.py`); False when it
+        is gone or no longer opens (then it is made again)."""
+        copy, _ = gather_first.cache_paths(source, cache_dir)
+        if not copy.is_file():
+            return False
+        try:
+            self._open(copy)
+            self._dim = self._probe_dim()
+        except EmbedderError as exc:
+            log.warning("%s: the gather-first copy is unusable (%s); making it again", self._name, exc)
+            q.remove_quietly(copy)
+            q.remove_quietly(gather_first.cache_paths(source, cache_dir)[1])
+            return False
+        self.gather_first = True
+        return True
+
+    def _make_gather_first(self, source: Path, cache_dir: Path) -> None:
+        """Once per source: write the gather-first copy, check its vectors against the model's, and switch
+        to it when they are the same. Never fails the load: the model as shipped stays open otherwise."""
+        copy, _ = gather_first.cache_paths(source, cache_dir)
+        try:
+            reason = gather_first.write_copy(source, copy)
+        except gather_first.Unavailable as exc:
+            log.debug("%s: no gather-first copy: %s", self._name, exc)
+            return
+        except Exception as exc:  # a graph the rewrite cannot read or check: recorded, never tried again
+            reason = f"the rewrite failed: {exc}"
+        if reason is None:
+            shipped = (self._session, self._input_types, self._output)
+            reference = self._embed(list(q.SAMPLE_TEXTS))
+            try:
+                self._open(copy)
+                drift = float(np.max(np.abs(self._embed(list(q.SAMPLE_TEXTS)) - reference)))
+            except EmbedderError as exc:
+                drift, reason = float("inf"), f"the copy does not open: {exc}"
+            if drift > gather_first.MAX_DRIFT:
+                self._session, self._input_types, self._output = shipped
+                q.remove_quietly(copy)
+                reason = reason or f"its vectors differ from the model's by up to {drift:.2e}"
+        made = reason is None
+        try:
+            gather_first.write_verdict(source, cache_dir, made, reason or "the same vectors")
+        except OSError as exc:
+            log.warning("%s: could not record the gather-first check in %s: %s", self._name, cache_dir, exc)
+        if made:
+            self.gather_first = True
+            heap.trim()
+            log.info(
+                "%s: using a copy with its word table looked up in int8 (the same vectors, less memory)",
+                self._name,
+            )
+        else:
+            log.info("%s: no gather-first copy (%s); using the model as shipped", self._name, reason)
 
     def _cached_quantized(self, source: Path, cache_dir: Path) -> Path | None:
         dest, report_path = q.cache_paths(source, cache_dir)

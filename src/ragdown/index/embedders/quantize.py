@@ -65,11 +65,11 @@ class SourceFingerprint:
     recipe: str
 
     @classmethod
-    def of(cls, source: Path) -> SourceFingerprint:
+    def of(cls, source: Path, recipe: str = RECIPE) -> SourceFingerprint:
         import onnxruntime as ort  # imported where used: ~25-100 ms, and `hash` never needs it
 
         stat = source.stat()
-        return cls(str(source.resolve()), stat.st_size, stat.st_mtime_ns, ort.__version__, RECIPE)
+        return cls(str(source.resolve()), stat.st_size, stat.st_mtime_ns, ort.__version__, recipe)
 
 
 @dataclass(frozen=True)
