@@ -33,16 +33,20 @@ BAD_PATHS = [
 ]
 
 
-def test_refuses_to_start_without_a_token_or_secure_local_net(tmp_path: Path, docs: Path) -> None:
-    env = isolated_env(tmp_path, RAGDOWN_DOCS_DIR=str(docs), PORT="0")
-    done = subprocess.run(
+def serve_once(tmp_path: Path, docs: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`ragdown serve` run to its end: for the refusals that stop it before it serves."""
+    return subprocess.run(
         [sys.executable, "-m", "ragdown.cli", "serve"],
         cwd=REPO,
-        env=env,
+        env=isolated_env(tmp_path, RAGDOWN_DOCS_DIR=str(docs), **env),
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_refuses_to_start_without_a_token_or_secure_local_net(tmp_path: Path, docs: Path) -> None:
+    done = serve_once(tmp_path, docs, PORT="0")
     assert done.returncode == 2
     assert "RAGDOWN_TOKEN" in done.stderr
     assert "SECURE_LOCAL_NET" in done.stderr
@@ -55,21 +59,7 @@ def test_a_port_another_server_holds_is_refused_before_anything_starts(tmp_path:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = isolated_env(
-            tmp_path,
-            RAGDOWN_DOCS_DIR=str(docs),
-            SECURE_LOCAL_NET="true",
-            RAGDOWN_HOST="127.0.0.1",
-            PORT=str(port),
-        )
-        done = subprocess.run(
-            [sys.executable, "-m", "ragdown.cli", "serve"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = serve_once(tmp_path, docs, SECURE_LOCAL_NET="true", RAGDOWN_HOST="127.0.0.1", PORT=str(port))
     assert done.returncode == 2, done.stderr
     assert f"ragdown: cannot listen on 127.0.0.1:{port} (Address already in use)" in done.stderr
     assert "set PORT to another port" in done.stderr
