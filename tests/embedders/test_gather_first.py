@@ -1,5 +1,7 @@
 """The copy of a model whose int8 word table is looked up before it is turned into float32
-(`index/embedders/gather_first.py`), on the real all-MiniLM-L6-v2: the same vectors, made once."""
+(`index/embedders/gather_first.py`), on the real all-MiniLM-L6-v2: the same vectors, made once.
+
+The session's `minilm` fixture made its copy on its first load; the tests below make one more at most."""
 
 from __future__ import annotations
 
@@ -12,11 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.index.embedders import OnnxEmbedder, load_embedder
+from ragdown.index.embedders import CATALOG, OnnxEmbedder, load_embedder
 from ragdown.index.embedders import gather_first as gf
 from ragdown.index.embedders import quantize as q
-
-from .conftest import MakeModelDir
 
 pytestmark = [
     pytest.mark.integration,
@@ -24,51 +24,44 @@ pytestmark = [
 ]
 
 
-def onnx_dir(directory: Path, models: Path) -> OnnxEmbedder:
-    embedder = load_embedder(f"onnx:{directory}", models_dir=models, threads=1)
-    assert isinstance(embedder, OnnxEmbedder)
-    return embedder
+def open_minilm(files: tuple[Path, Path], cache_dir: Path) -> OnnxEmbedder:
+    return OnnxEmbedder("minilm", *files, CATALOG["minilm"].config, threads=1, cache_dir=cache_dir)
 
 
 def test_the_copy_gives_the_very_vectors_of_the_model_as_shipped(
-    make_model_dir: MakeModelDir, tmp_path: Path
+    minilm: OnnxEmbedder, minilm_files: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    shipped_dir, lean_dir = make_model_dir(name="shipped"), make_model_dir(name="lean")
-    made_for_shipped = onnx_dir(shipped_dir, tmp_path / "models")
-    gf.write_verdict(
-        shipped_dir / "model.onnx", made_for_shipped.cache_dir, False, "as shipped, for this test"
-    )
-    shipped = onnx_dir(shipped_dir, tmp_path / "models")
-    assert not shipped.gather_first
-
-    lean = onnx_dir(lean_dir, tmp_path / "models")
-    assert lean.gather_first
-    copy, verdict_path = gf.cache_paths(lean_dir / "model.onnx", lean.cache_dir)
-    assert copy.is_file()
+    assert minilm.gather_first
+    copy, verdict_path = gf.cache_paths(minilm_files[0], minilm.cache_dir)
     verdict = json.loads(verdict_path.read_text())
     assert (verdict["made"], verdict["reason"]) == (True, "the same vectors")
+    # The model as shipped: a cache whose verdict says no copy is to be used.
+    gf.write_verdict(minilm_files[0], tmp_path, False, "as shipped, for this test")
+    shipped = open_minilm(minilm_files, tmp_path)
+    assert not shipped.gather_first
     texts = [*q.SAMPLE_TEXTS, "終端機的設定在哪裡？", "x"]
-    assert np.array_equal(lean.embed_documents(texts), shipped.embed_documents(texts))
-    assert np.array_equal(lean.embed_query(texts[0]), shipped.embed_query(texts[0]))
+    assert np.array_equal(minilm.embed_documents(texts), shipped.embed_documents(texts))
+    assert np.array_equal(minilm.embed_query(texts[0]), shipped.embed_query(texts[0]))
 
     # The next load opens the copy without making or checking it again.
     stamps = copy.stat().st_mtime_ns, verdict_path.stat().st_mtime_ns
-    again = onnx_dir(lean_dir, tmp_path / "models")
+    again = open_minilm(minilm_files, minilm.cache_dir)
     assert again.gather_first
     assert (copy.stat().st_mtime_ns, verdict_path.stat().st_mtime_ns) == stamps
-    assert np.array_equal(again.embed_documents(texts), shipped.embed_documents(texts))
+    assert np.array_equal(again.embed_documents(texts[:3]), shipped.embed_documents(texts[:3]))
 
 
-def test_a_model_without_such_a_table_is_read_once(make_model_dir: MakeModelDir, tmp_path: Path) -> None:
-    """The copy itself has nothing left to rewrite: as a model of its own it is used as it is, and the
-    verdict saying so keeps the next loads from reading the graph again."""
-    made = make_model_dir(name="made")
-    maker = onnx_dir(made, tmp_path / "models")
+def test_a_model_without_such_a_table_is_read_once(
+    minilm: OnnxEmbedder, minilm_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The copy itself has nothing left to rewrite: as a model of its own (`onnx:<dir>`) it is used as it
+    is, and the verdict saying so keeps the next loads from reading its graph again."""
     plain = tmp_path / "plain"
     plain.mkdir()
-    shutil.copy(gf.cache_paths(made / "model.onnx", maker.cache_dir)[0], plain / "model.onnx")
-    shutil.copy(made / "tokenizer.json", plain / "tokenizer.json")
-    first = onnx_dir(plain, tmp_path / "models")
+    shutil.copy(gf.cache_paths(minilm_files[0], minilm.cache_dir)[0], plain / "model.onnx")
+    shutil.copy(minilm_files[1], plain / "tokenizer.json")
+    first = load_embedder(f"onnx:{plain}", models_dir=tmp_path / "models", threads=1)
+    assert isinstance(first, OnnxEmbedder)
     assert not first.gather_first
     copy, verdict_path = gf.cache_paths(plain / "model.onnx", first.cache_dir)
     assert not copy.exists()
@@ -76,19 +69,21 @@ def test_a_model_without_such_a_table_is_read_once(make_model_dir: MakeModelDir,
     assert verdict["made"] is False
     assert verdict["reason"] == "no int8 table is turned into float32 before a look-up"
     stamp = verdict_path.stat().st_mtime_ns
-    assert not onnx_dir(plain, tmp_path / "models").gather_first
+    again = load_embedder(f"onnx:{plain}", models_dir=tmp_path / "models", threads=1)
+    assert isinstance(again, OnnxEmbedder)
+    assert not again.gather_first
     assert verdict_path.stat().st_mtime_ns == stamp
 
 
 def test_an_unusable_copy_is_made_again(
-    make_model_dir: MakeModelDir, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    minilm_files: tuple[Path, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    directory = make_model_dir()
-    first = onnx_dir(directory, tmp_path / "models")
-    copy, _ = gf.cache_paths(directory / "model.onnx", first.cache_dir)
+    copy, _ = gf.cache_paths(minilm_files[0], tmp_path)
     copy.write_bytes(b"not a model")
+    gf.write_verdict(minilm_files[0], tmp_path, True, "the same vectors")
     with caplog.at_level(logging.WARNING):
-        again = onnx_dir(directory, tmp_path / "models")
+        embedder = open_minilm(minilm_files, tmp_path)
     assert "the gather-first copy is unusable" in caplog.text
-    assert again.gather_first
+    assert embedder.gather_first
     assert copy.stat().st_size > 1_000_000
+    assert json.loads(gf.cache_paths(minilm_files[0], tmp_path)[1].read_text())["made"] is True
