@@ -27,8 +27,8 @@ from ragdown.door import document_lock, share_document_lock
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
 from ragdown.index.backend import IndexStore, PrimaryWatch
-from ragdown.index.embedders import load_configured
-from ragdown.index.embedders.base import Embedder, EmbedderError
+from ragdown.index.embedders import load_configured, load_or_offline
+from ragdown.index.embedders.base import Embedder
 from ragdown.index.filter_sql import FileFilter
 from ragdown.index.location import open_backend
 from ragdown.index.store import IndexMeta, StoreError
@@ -207,30 +207,23 @@ class Engine:
         """The chosen embedder; when none was chosen and the default cannot load (no hub on a first run
         offline), the installed offline model instead, said in `embedder_notice`. An embedder the user
         chose is never swapped: the error says what to set instead, and search runs on BM25 meanwhile."""
-        spec = self.embedder_spec or self.settings.embedder
-        try:
-            self.embedder = self.load_embedder(spec)
-            return
-        except EmbedderError as err:
-            self.embedder = None
-            reason = str(err).rstrip(".")
-        if not self.embedder_chosen and spec != OFFLINE_EMBEDDER:
-            try:
-                self.embedder = self.load_embedder(OFFLINE_EMBEDDER)
-            except EmbedderError as err:
-                reason = f"{reason}; the offline model {OFFLINE_EMBEDDER} could not load either: {err}"
-            else:
-                self.embedder_notice = (
-                    f"The default embedder {spec} could not load ({reason}), so the installed offline model "
-                    f"{OFFLINE_EMBEDDER} is used instead. Set RAGDOWN_EMBEDDER to choose one."
-                )
-                log.warning("%s", self.embedder_notice)
-                return
-        self.embedder_error = (
-            f"{reason}. Search runs on BM25 alone until the embedder can load: fix that, or set "
-            f"RAGDOWN_EMBEDDER={OFFLINE_EMBEDDER} (installed with ragdown, works offline)."
+        loaded = load_or_offline(
+            self.embedder_spec or self.settings.embedder, self.load_embedder, chosen=self.embedder_chosen
         )
-        log.error("embedder %s could not load: %s", spec, self.embedder_error)
+        self.embedder = loaded.embedder
+        self.embedder_notice = loaded.notice
+        if loaded.notice is not None:
+            log.warning("%s", loaded.notice)
+        if loaded.embedder is None:
+            self.embedder_error = (
+                f"{loaded.reason}. Search runs on BM25 alone until the embedder can load: fix that, or set "
+                f"RAGDOWN_EMBEDDER={OFFLINE_EMBEDDER} (installed with ragdown, works offline)."
+            )
+            log.error(
+                "embedder %s could not load: %s",
+                self.embedder_spec or self.settings.embedder,
+                self.embedder_error,
+            )
 
     def _meta(self) -> IndexMeta:
         emb = self.embedder

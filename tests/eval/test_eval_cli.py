@@ -268,3 +268,29 @@ def test_a_kept_data_dir_is_reused(
     assert code == 0
     assert (data / "index.sqlite").is_file()
     assert json.loads(first)["metrics"] == json.loads(second)["metrics"]
+
+
+@pytest.mark.integration
+def test_offline_the_default_gives_way_to_the_installed_model_unless_one_was_chosen(
+    env: dict[str, str],
+    corpus: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """As the servers do: nobody chose an embedder and the default cannot download, so the installed
+    `minilm` is graded, said on stderr and in the report; one named with --embedder is never swapped."""
+    docs, questions = corpus
+    monkeypatch.delenv("RAGDOWN_EMBEDDER")  # the tests' own `hash`: here nobody chose one
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: the download fails at once
+    monkeypatch.setenv("RAGDOWN_MODELS", str(tmp_path / "models"))
+    code, out, err = run_eval(capsys, str(docs), "--questions", str(questions), "--json")
+    assert code == 0, err
+    assert "The default embedder granite-small could not load" in err
+    assert "the installed offline model minilm is used instead" in err
+    assert json.loads(out)["embedder"] == "minilm"
+
+    code, _, err = run_eval(capsys, str(docs), "--questions", str(questions), "--embedder", "granite-small")
+    assert code == 2
+    assert err.startswith("ragdown eval: could not download granite-small")
+    assert "minilm is used instead" not in err

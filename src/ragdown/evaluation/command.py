@@ -119,8 +119,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 def run(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.evaluation.gold import resolve_questions
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
-    from ragdown.index.embedders import default_fusion
-    from ragdown.index.embedders.base import EmbedderError
+    from ragdown.index.embedders import default_fusion, load_or_offline
     from ragdown.index.filter_sql import FileFilter
     from ragdown.runtime import Runtime
     from ragdown.search.hybrid import SearchOptions, as_fusion
@@ -156,12 +155,19 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.fusion is not None:
         overrides["fusion"] = args.fusion
     settings = replace(settings, **overrides)
-    name = args.embedder or settings.embedder
-    try:
-        embedder = open_embedder(settings, name, quantize=args.quantize)
-    except EmbedderError as err:
-        print(f"ragdown eval: {err}", file=sys.stderr)
+    # As the servers do: the default that cannot load (offline) gives way to the installed offline model,
+    # said here and in the report's `embedder`; one named with --embedder or RAGDOWN_EMBEDDER never does.
+    loaded = load_or_offline(
+        args.embedder or settings.embedder,
+        lambda name: open_embedder(settings, name, quantize=args.quantize),
+        chosen=bool(args.embedder) or settings.embedder_chosen,
+    )
+    if loaded.embedder is None:
+        print(f"ragdown eval: {loaded.reason}", file=sys.stderr)
         return 2
+    if loaded.notice is not None:
+        print(f"ragdown eval: {loaded.notice}", file=sys.stderr)
+    embedder = loaded.embedder
     rule = cast(Rule, args.rule)
     mode = cast(Mode, args.mode)
     top_k = max(1, args.top_k)

@@ -17,10 +17,11 @@ without loading anything (the hook floor of behaviour spec A8).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from ragdown.config import DEFAULT_HF_ENDPOINT, Settings
+from ragdown.config import DEFAULT_HF_ENDPOINT, OFFLINE_EMBEDDER, Settings
 
 from .base import Embedder, EmbedderError, Vectors
 from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
@@ -38,6 +39,7 @@ __all__ = [
     "EmbedderError",
     "HashEmbedder",
     "InstalledFiles",
+    "Loaded",
     "OnnxEmbedder",
     "OnnxModelConfig",
     "OpenAIEmbedder",
@@ -47,9 +49,43 @@ __all__ = [
     "default_min_score",
     "load_configured",
     "load_embedder",
+    "load_or_offline",
     "min_score_warning",
     "unrelated_score",
 ]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What `load_or_offline` found: the embedder (None when none could load), why the offline model
+    stands in (`notice`), or why none loaded (`reason`)."""
+
+    embedder: Embedder | None
+    notice: str | None = None
+    reason: str | None = None
+
+
+def load_or_offline(spec: str, load: Callable[[str], Embedder], *, chosen: bool) -> Loaded:
+    """The embedder `spec`, loaded by `load`; when nobody chose it (`RAGDOWN_EMBEDDER` unset: the default)
+    and it cannot load, as on a first run offline, the installed offline model instead, the notice saying
+    so. One the user chose is never swapped: the reason says why it did not load."""
+    try:
+        return Loaded(load(spec))
+    except EmbedderError as err:
+        reason = str(err).rstrip(".")
+    if chosen or spec == OFFLINE_EMBEDDER:
+        return Loaded(None, reason=reason)
+    try:
+        offline = load(OFFLINE_EMBEDDER)
+    except EmbedderError as err:
+        return Loaded(
+            None, reason=f"{reason}; the offline model {OFFLINE_EMBEDDER} could not load either: {err}"
+        )
+    return Loaded(
+        offline,
+        notice=f"The default embedder {spec} could not load ({reason}), so the installed offline model "
+        f"{OFFLINE_EMBEDDER} is used instead. Set RAGDOWN_EMBEDDER to choose one.",
+    )
 
 
 def _unknown(spec: str) -> EmbedderError:
