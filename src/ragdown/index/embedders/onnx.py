@@ -419,10 +419,10 @@ class OnnxEmbedder:
             reason = f"the rewrite failed: {exc}"
         if reason is None:
             shipped = (self._session, self._input_types, self._output)
-            reference = self._embed(list(q.SAMPLE_TEXTS))
+            reference = self._embed(list(gather_first.CHECK_TEXTS))
             try:
                 self._open(copy)
-                drift = float(np.max(np.abs(self._embed(list(q.SAMPLE_TEXTS)) - reference)))
+                drift = float(np.max(np.abs(self._embed(list(gather_first.CHECK_TEXTS)) - reference)))
             except EmbedderError as exc:
                 drift, reason = float("inf"), f"the copy does not open: {exc}"
             if drift > gather_first.MAX_DRIFT:
