@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -53,11 +56,25 @@ def pile(root: Path, under: str, n: int = 300) -> None:
         write(root, f"{under}/{i}.md", f"# Pile {i}\n\nfiller text number {i}\n")
 
 
+_models_dir: Path | None = None
+
+
+def shared_models_dir() -> Path:
+    """One model cache per test process (removed when it exits): the local copy a model gets on its first
+    load (`gather_first.py`) is made once, not once per test. Tests of the cache itself name their own."""
+    global _models_dir
+    if _models_dir is None:
+        _models_dir = Path(tempfile.mkdtemp(prefix="ragdown-test-models-"))
+        atexit.register(shutil.rmtree, _models_dir, ignore_errors=True)
+    return _models_dir
+
+
 def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
     env.update(TEST_ENV)
     env["HOME"] = str(tmp_path / "home")
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    env["RAGDOWN_MODELS"] = str(shared_models_dir())
     env.update(extra)
     return env
 
