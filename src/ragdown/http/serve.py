@@ -48,37 +48,47 @@ def build_app(settings: Settings) -> RagdownApp:
     return RagdownApp(runtime, guard, keep_alive_s)
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound before anything starts: a port another server holds is a clear error
-    at once, instead of an index opened and a model loaded before uvicorn finds out. `PORT=0` takes a
-    free port (the log says which)."""
+def listen(host: str, port: int) -> list[socket.socket]:
+    """The server's sockets, bound before anything starts: a port another server holds is a clear error
+    at once, instead of an index opened and a model loaded before uvicorn finds out. One socket per
+    address the host resolves to (`localhost`: 127.0.0.1 and ::1 where both exist), IPv6 ones IPv6 only,
+    as asyncio binds them for uvicorn. `PORT=0` takes a free port (the log says which)."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except OSError as err:
         raise ConfigError(f"RAGDOWN_HOST {host!r} is not an address of this machine: {err}") from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart rebinds at once
+    sockets: list[socket.socket] = []
     try:
-        sock.bind(address)
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(
+                socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+            )  # as uvicorn: a restart rebinds at once
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(sockets) > 1:  # every address on the one free port the first one got
+                address = (address[0], sockets[0].getsockname()[1], *address[2:])
+            sock.bind(address)
     except OSError as err:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         hint = (
             ": another server (another ragdown serve?) listens there; stop it or set PORT to another port"
             if err.errno == errno.EADDRINUSE
             else ""
         )
         raise ConfigError(f"cannot listen on {host}:{port} ({err.strerror}){hint}") from None
-    return sock
+    return sockets
 
 
 def run(settings: Settings) -> None:
     app = build_app(settings)
-    sock = listen(settings.host, settings.port)
+    sockets = listen(settings.host, settings.port)
     keep_alive = app.keep_alive_s if app.keep_alive_s > 0 else 365 * 24 * 3600
-    port = int(sock.getsockname()[1])
-    log.info("serving %s on http://%s:%d", app.runtime.engine.root, settings.host, port)
+    port = int(sockets[0].getsockname()[1])
+    shown = f"[{settings.host}]" if ":" in settings.host else settings.host  # an IPv6 address in a URL
+    log.info("serving %s on http://%s:%d", app.runtime.engine.root, shown, port)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -88,4 +98,4 @@ def run(settings: Settings) -> None:
         access_log=False,
         lifespan="on",
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=sockets)
