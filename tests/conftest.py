@@ -49,9 +49,9 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
 
 
 def pile(root: Path, under: str, n: int = 300) -> None:
-    """`n` new notes under `under`, on disk only: the next sync has them all to index, long enough (a
-    second or so with the `hash` embedder) that a change made with `RAGDOWN_WRITE_WAIT=0` always answers
-    before its sync ends, instead of only when the machine happens to be slow."""
+    """`n` new notes under `under`, on disk only: the next sync has them all to index, long enough (about
+    0.2 s with the `hash` embedder, against a one-file sync's milliseconds) that a change made with
+    `RAGDOWN_WRITE_WAIT=0` always answers before its sync ends, not only when the machine is slow."""
     for i in range(n):
         write(root, f"{under}/{i}.md", f"# Pile {i}\n\nfiller text number {i}\n")
 

@@ -89,9 +89,8 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
     write(docs, "附件.md", "# 附件\n\n更改默认附件储存位置。\n")
     caplog.set_level(logging.INFO, logger="ragdown.index.store")
     open_engine(docs).close()
-    assert not [
-        r for r in caplog.records if "re-tokenising" in r.getMessage()
-    ]  # a new index has nothing to redo
+    # A new index has nothing to re-tokenise, so it says nothing of it.
+    assert not [r for r in caplog.records if "re-tokenising" in r.getMessage()]
     path = tmp_path / "data" / DB_NAME
     conn = sqlite3.connect(path)  # the schema before lexical_text: plain columns in the triggers
     conn.executescript(

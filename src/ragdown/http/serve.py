@@ -62,9 +62,8 @@ def listen(host: str, port: int) -> list[socket.socket]:
         for family, kind, proto, _, address in dict.fromkeys(found):
             sock = socket.socket(family, kind, proto)
             sockets.append(sock)
-            sock.setsockopt(
-                socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
-            )  # as uvicorn: a restart rebinds at once
+            # As uvicorn does: a restart binds again at once, past the old sockets' TIME_WAIT.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             if port == 0 and len(sockets) > 1:  # every address on the one free port the first one got

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdown.index.embedders.quantize import SAMPLE_TEXTS, SourceFingerprint
+from ragdown.index.embedders.quantize import SAMPLE_TEXTS, SourceFingerprint, write_json
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +74,7 @@ def read_verdict(source: Path, cache_dir: Path) -> Verdict | None:
 
 
 def write_verdict(source: Path, cache_dir: Path, made: bool, reason: str) -> None:
-    _, verdict_path = cache_paths(source, cache_dir)
-    verdict_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = verdict_path.with_name(f".{verdict_path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(Verdict(fingerprint(source), made, reason)), indent=2) + "\n", "utf-8")
-    os.replace(tmp, verdict_path)
+    write_json(cache_paths(source, cache_dir)[1], asdict(Verdict(fingerprint(source), made, reason)))
 
 
 def write_copy(source: Path, dest: Path) -> str | None:

@@ -392,7 +392,7 @@ class OnnxEmbedder:
     def _open_gather_first(self, source: Path, cache_dir: Path) -> bool:
         """Open the gather-first copy made before for this very source (`gather_first.py`); False when it
         is gone or no longer opens (then it is made again)."""
-        copy, _ = gather_first.cache_paths(source, cache_dir)
+        copy, verdict = gather_first.cache_paths(source, cache_dir)
         if not copy.is_file():
             return False
         try:
@@ -401,7 +401,7 @@ class OnnxEmbedder:
         except EmbedderError as exc:
             log.warning("%s: the gather-first copy is unusable (%s); making it again", self._name, exc)
             q.remove_quietly(copy)
-            q.remove_quietly(gather_first.cache_paths(source, cache_dir)[1])
+            q.remove_quietly(verdict)
             return False
         self.gather_first = True
         return True

@@ -111,10 +111,15 @@ def read_report(report_path: Path, source: Path) -> QuantizeReport | None:
 
 
 def write_report(report_path: Path, report: QuantizeReport) -> None:
-    report_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = report_path.with_name(f".{report_path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, report_path)
+    write_json(report_path, asdict(report))
+
+
+def write_json(path: Path, data: object) -> None:
+    """A local copy's verdict file, replaced whole (a reader never sees half of one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _has_external_data(source: Path) -> bool:
