@@ -428,8 +428,9 @@ class Engine:
         while not self._ready.is_set():
             await asyncio.sleep(0.02)
         deadline = time.monotonic() + first_sync_s
-        while self.indexer is not None and self.indexer.last_sync is None and time.monotonic() < deadline:
-            if self.indexer.last_error is not None:
+        # Until the sync has ended, not only reported: its report is kept before it trims the heap and lets go.
+        while (indexer := self.indexer) is not None and time.monotonic() < deadline:
+            if indexer.last_error is not None or (indexer.last_sync is not None and not indexer.syncing):
                 break
             await asyncio.sleep(0.02)
 
