@@ -11,7 +11,7 @@ def rows(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
 
 
 def test_chunker_version_marks_the_v3_rules() -> None:
-    assert CHUNKER_VERSION == 3
+    assert CHUNKER_VERSION == 4
 
 
 def test_scopes_chunks_by_heading_with_breadcrumb_and_original_lines() -> None:

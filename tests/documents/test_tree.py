@@ -176,6 +176,19 @@ def test_ids_survive_an_edit_below_a_node_and_a_stale_id_names_nothing() -> None
     assert renamed.find(ids["Use"]) is None  # never another node
 
 
+def test_sections_of_one_title_under_parents_of_one_title_have_ids_of_their_own() -> None:
+    part = f"## Setup\n\n{words(BIG)}\n\n### Notes\n\n{words(BIG)}\n\n"
+    text = f"# Manual\n\n{words(BIG)}\n\n{part}{part.replace(words(BIG), words(BIG, 'quokka'))}"
+    root = build_tree(text, "m.md")
+    notes = [n for n in root.walk() if n.title == "Notes"]
+    assert len(notes) == 2
+    assert notes[0].node_id != notes[1].node_id
+    for node in notes:
+        assert root.find(node.node_id) is node
+    ids = [n.node_id for n in root.walk()]
+    assert len(ids) == len(set(ids))
+
+
 @pytest.mark.parametrize("sample", ["", "\n", "---\ntitle: x\n---\n", "# Only\n"])
 def test_edge_documents_build_a_tree(sample: str) -> None:
     root = build_tree(sample, "e.md")

@@ -19,7 +19,7 @@ from ragdown.documents.model import HEADING_SEPARATOR, Chunk
 from ragdown.documents.text import is_blank, normalize_text, split_lines
 from ragdown.documents.title import document_title
 
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4  # chunks and trees: a change to either (its node ids too) rebuilds the index
 MAX_CHUNK_CHARS = 1500
 
 

@@ -12,8 +12,10 @@ Built from the same markdown-it block scan as the chunks (`blocks.scan_blocks`):
   `tree_cost(leaf) = S(leaf)`, `tree_cost(v) = R + max(own(v), max tree_cost(child))`, and a subtree is
   merged when `S(v) <= tree_cost(v)` (reading it whole is no dearer than routing through it). The merged
   headings are kept as the node's `key_items`.
-- Node ids are short hashes of the ancestor title chain and the sibling ordinal, computed before merging,
-  so they survive edits that leave the outline alone; an id no node has is stale, never another node's.
+- Node ids are short hashes of the parent's id, the node's title and its sibling ordinal (so of the whole
+  chain of titles and ordinals above it), computed before merging: they survive edits that leave the
+  outline alone, two sections of one title under two parents of one title differ, and an id no node has
+  is stale, never another node's.
 
 Tokens are estimated as one per CJK character and one per four other characters.
 """
@@ -32,7 +34,6 @@ from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.text import is_blank, normalize_text, split_lines
 from ragdown.documents.title import document_title
 
-TREE_VERSION = 1
 ROUTING_COST = 150
 MAX_NODE_TOKENS = 8000
 ID_CHARS = 10
@@ -124,7 +125,7 @@ class Node:
 
 
 def node_id(chain: Sequence[str], ordinal: int) -> str:
-    """The id of the node reached through `chain` (ancestor titles, its own last) at sibling `ordinal`."""
+    """The id of the node named by `chain` (its parent's id, then its own title) at sibling `ordinal`."""
     digest = hashlib.sha1(("\x1f".join(chain) + f"\x1e{ordinal}").encode("utf-8")).hexdigest()
     return digest[:ID_CHARS]
 
@@ -188,12 +189,12 @@ def raw_tree(lines: Sequence[str], body_start: int, scan: BlockScan, title: str)
         root.own_end = body_first - 1
     elif headings:
         root.own_end = first_heading - 1
-    stack: list[tuple[Node, list[str]]] = [(root, [title])]
+    stack: list[Node] = [root]
     for index, heading in enumerate(headings):
         start = heading.start + 1
-        while len(stack) > 1 and stack[-1][0].level >= heading.level:
+        while len(stack) > 1 and stack[-1].level >= heading.level:
             stack.pop()
-        parent, chain = stack[-1]
+        parent = stack[-1]
         end = total
         for later in headings[index + 1 :]:
             if later.level <= heading.level:
@@ -204,10 +205,10 @@ def raw_tree(lines: Sequence[str], body_start: int, scan: BlockScan, title: str)
         own_end = min(own_end, end)
         label = heading.text or f"(untitled heading, line {start})"
         node = Node(
-            node_id([*chain, label], ordinal), "section", label, heading.level, start, own_end, end, 0
+            node_id([parent.node_id, label], ordinal), "section", label, heading.level, start, own_end, end, 0
         )
         parent.children.append(node)
-        stack.append((node, [*chain, label]))
+        stack.append(node)
     for node in root.walk():
         node.own_tokens = counter.tokens(node.start_line, node.own_end)
     return root
