@@ -58,6 +58,24 @@ def test_path_prefix_is_a_directory_and_quotes_are_safe(docs: Path, open_engine:
     assert len(search(engine, "shared words")) == 3
 
 
+def test_a_paths_filter_keeps_exactly_those_documents(docs: Path, open_engine: OpenEngine) -> None:
+    for rel in ("a.md", "a.md.d/b.md", "sub/c.md", "sub/d.md"):
+        write(docs, rel, "# Note\n\nshared words here\n")
+    engine = open_engine(docs)
+    assert {h.path for h in search(engine, "shared words", paths=("a.md", "sub/d.md"))} == {
+        "a.md",
+        "sub/d.md",
+    }
+    pool = engine.require_searcher().lexical_pool("shared words", FileFilter(paths=("sub/c.md",)), 10)
+    assert {c.path for c in engine.require_store().chunks_by_id([cid for cid, _ in pool]).values()} == {
+        "sub/c.md"
+    }
+    assert search(engine, "shared words", paths=()) == []
+    assert [f.path for f in engine.require_store().list_files(FileFilter(paths=("sub/c.md",)))] == [
+        "sub/c.md"
+    ]
+
+
 def test_matches_a_chunk_on_words_only_its_heading_has(docs: Path, open_engine: OpenEngine) -> None:
     write(
         docs,

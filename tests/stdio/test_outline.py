@@ -109,7 +109,7 @@ async def test_a_long_outline_comes_in_parts(docs: Path, connect: Connect) -> No
     count = 3000  # about 60 characters of outline each: well over one part's 95,000
     sections = "\n\n".join(f"## Section {i}\n\n{prose(150, f's{i}x')}" for i in range(count))
     write(docs, "big.md", f"# Big\n\n{sections}\n")
-    async with connect(docs) as s:
+    async with connect(docs, RAGDOWN_TOOLSET="ragdown,markindex") as s:
         await s.ok("ragdown_reindex")  # a first sync this large may take longer than a call waits for it
         first = await s.ok("ragdown_outline", path="big.md")
         assert len(first) <= 95_000
@@ -125,6 +125,31 @@ async def test_a_long_outline_comes_in_parts(docs: Path, connect: Connect) -> No
             seen |= set(node_ids(text))
         assert {f"Section {i}" for i in range(count)} <= seen
         assert "past the end" in await s.error("ragdown_outline", path="big.md", part=parts + 1)
+
+        # MarkIndex's structure pages too, though its one top node (the H1) holds every section: each part
+        # nests on its own (the H1 repeated, marked continued), and its next step is a call that works.
+        arguments: dict[str, object] = {"doc_path": "big.md"}
+        titles: list[str] = []
+        total = 0
+        while True:
+            text = await s.ok("get_document_structure", **arguments)
+            assert len(text) <= 95_000
+            body = envelope(text)
+            data = body["data"]
+            assert isinstance(data, dict)
+            total = data["total_parts"]
+            (big,) = data["nodes"]
+            assert big["title"] == "Big"
+            assert big.get("continued", False) is (data["part"] > 1)
+            titles += [n["title"] for n in big["children"]]
+            steps = body["next_steps"]
+            assert isinstance(steps, list)
+            more = [step for step in steps if step["tool"] == "get_document_structure"]
+            if not more:
+                break
+            arguments = more[0]["arguments"]
+        assert total >= 2
+        assert titles == [f"Section {i}" for i in range(count)]
 
 
 def envelope(text: str) -> dict[str, object]:
@@ -182,8 +207,55 @@ async def test_the_markindex_set_answers_in_its_own_envelopes(library: Path, con
         assert within["results"] == []
 
 
+async def test_markindex_searches_one_document_or_folder_whatever_ranks_above_it(
+    docs: Path, connect: Connect
+) -> None:
+    for i in range(60):
+        write(docs, f"many/file-{i}.md", f"# File {i}\n\nThe file, the file, this file and that file.\n")
+    write(docs, "deep/table.md", "# Table view\n\nOne row for each file.\n")
+    async with connect(docs, RAGDOWN_TOOLSET="markindex") as s:
+        within = envelope(await s.ok("search_documents", query="file", doc_path="deep/table.md"))["data"]
+        assert isinstance(within, dict)
+        assert [r["doc_path"] for r in within["results"]] == ["deep/table.md"]
+        in_folder = envelope(await s.ok("search_documents", query="file", folder="deep"))["data"]
+        assert isinstance(in_folder, dict)
+        assert [r["doc_path"] for r in in_folder["results"]] == ["deep/table.md"]
+        nowhere = envelope(await s.error("search_documents", query="file", folder="nowhere"))
+        assert nowhere["code"] == "FOLDER_NOT_FOUND"
+
+
+async def test_a_long_markindex_listing_comes_in_parts(docs: Path, connect: Connect) -> None:
+    blurb = "A description long enough to fill the listing quickly. " * 6
+    for i in range(300):
+        write(docs, f"n{i:03}.md", f"---\ndescription: {blurb}\n---\n# Note {i}\n\nText {i}.\n")
+    async with connect(docs, RAGDOWN_TOOLSET="markindex") as s:
+        await s.ok("browse_documents")  # waits for the index
+        arguments: dict[str, object] = {}
+        listed: list[str] = []
+        while True:
+            text = await s.ok("browse_documents", **arguments)
+            assert len(text) <= 95_000
+            body = envelope(text)
+            data = body["data"]
+            assert isinstance(data, dict)
+            assert data["document_count"] == 300
+            listed += [d["doc_path"] for d in data["documents"]]
+            assert data["truncated"] is (data["part"] < data["total_parts"])
+            steps = body["next_steps"]
+            assert isinstance(steps, list)
+            more = [step for step in steps if step["tool"] == "browse_documents"]
+            if not more:
+                break
+            arguments = more[0]["arguments"]
+        assert data["total_parts"] >= 2
+        assert listed == [f"n{i:03}.md" for i in range(300)]
+
+
 async def test_markindex_failures_are_envelopes_with_their_codes(library: Path, connect: Connect) -> None:
     async with connect(library, RAGDOWN_TOOLSET="markindex") as s:
+        unknown = envelope(await s.error("search_documents", query="tea", bogus=1))
+        assert unknown["code"] == "INVALID_INPUT"
+        assert "bogus" in str(unknown["error"])
         missing = envelope(await s.error("get_document", doc_path="guides/guid.md"))
         assert (missing["success"], missing["code"]) == (False, "DOCUMENT_NOT_FOUND")
         details = missing["details"]

@@ -25,6 +25,19 @@ class FileFilter:
     session: str | None = None
     hide_superseded: bool = True
     changed_since_ns: int | None = None  # only files whose content changed at or after this (mtime_ns)
+    paths: tuple[str, ...] | None = None  # only these docs-relative files; None: any
+
+    @property
+    def narrows(self) -> bool:
+        """Whether some file may fail it for another reason than being superseded."""
+        return bool(self.prefixes and "" not in self.prefixes) or bool(
+            self.tag
+            or self.written_by
+            or self.session
+            or self.folders is not None
+            or self.changed_since_ns is not None
+            or self.paths is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,10 @@ def skipped_clause(dialect: SqlDialect, flt: FileFilter) -> tuple[str, list[Any]
         )
         clauses.append(where)
         params += folder_params
+    if flt.paths is not None:
+        where, value = dialect.in_list("path", flt.paths)
+        clauses.append(where)
+        params.append(value)
     return (" AND ".join(clauses) or dialect.true), params
 
 
@@ -110,6 +127,10 @@ def file_filter_clause(
         params += prefix_params
     if flt.folders is not None:
         where, value = dialect.in_list(f"{alias}folder", flt.folders)
+        clauses.append(where)
+        params.append(value)
+    if flt.paths is not None:
+        where, value = dialect.in_list(f"{alias}path", flt.paths)
         clauses.append(where)
         params.append(value)
     if flt.tag:

@@ -144,14 +144,7 @@ class DenseMatrix:
         """File ids the filter allows, or None when it allows every file (the fast, unfiltered path)."""
         if flt is None:
             return None
-        narrowed = bool(flt.prefixes and "" not in flt.prefixes) or bool(
-            flt.tag
-            or flt.written_by
-            or flt.session
-            or flt.folders is not None
-            or flt.changed_since_ns is not None
-        )
-        if not narrowed and not (flt.hide_superseded and self._store.superseded_by()):
+        if not flt.narrows and not (flt.hide_superseded and self._store.superseded_by()):
             return None
         return np.asarray(self._store.file_ids(flt), dtype=np.int64)
 
