@@ -6,8 +6,9 @@ Opt-in per folder (`"index_md": true` in `.ragdown.json`). Between `<!-- ragdown
 file has those), one line per entry: the subdirectories that hold Markdown first, then the files, each
 sorted case-insensitively, `- [name](./file.md) — <first H1>` / `- [dir/](./dir/index.md) — <its H1>`, the
 gloss only when the H1 is the first non-blank line after the frontmatter. A missing `index.md` is made
-(`# <dir name>` and the markers); one without markers, or with damaged ones, is left alone with a warning;
-prose outside the markers is never touched; an unchanged block is not written again. The writes go through
+(`# <dir name>` and the markers), unless the ignore rules leave it out; one without markers (a marker in a
+code block is none), or with damaged ones, is left alone with a warning; prose outside the markers is never
+touched; an unchanged block is not written again. The writes go through
 the write door (atomic, recorded in the history like any other).
 """
 
@@ -130,11 +131,16 @@ def regenerate(current: str | None, directory: Path, counts: Counts = _everythin
         return Regenerated("\n".join([f"# {directory.name}", "", start, *block, end]) + "\n")
     newline = "\r\n" if "\r\n" in current else "\n"
     lines = current.replace("\r\n", "\n").split("\n")
+    scan = scan_blocks(lines, frontmatter_end(lines))  # a marker shown in a code block is no marker
+
+    def marker_at(index: int, marker: str) -> bool:
+        return lines[index].strip() == marker and not scan.is_code(index)
+
     for start, end in MARKERS:
-        first = next((i for i, line in enumerate(lines) if line.strip() == start), None)
+        first = next((i for i in range(len(lines)) if marker_at(i, start)), None)
         if first is None:
             continue
-        last = next((i for i in range(first + 1, len(lines)) if lines[i].strip() == end), None)
+        last = next((i for i in range(first + 1, len(lines)) if marker_at(i, end)), None)
         if last is None:
             return Regenerated(
                 None, f"{INDEX_NAME} of {directory.name}/ has {start} without {end}: left alone"
@@ -189,7 +195,7 @@ def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path], *, folder
     follow = Journal(journal.store, journal.root, f"{journal.who} (index.md)", journal.session)
     for directory in directories_to_refresh(folder_root, paths):
         index = directory / INDEX_NAME
-        if index in own:
+        if index in own or not counts(index, False):  # an index.md the ignore rules leave out is not made
             continue
         display = index.relative_to(folder_root).as_posix()
         data = door.read_current(index, display)

@@ -220,3 +220,25 @@ async def test_the_lists_leave_out_what_the_ignore_rules_leave_out(
     end = endpoint(open_engine(docs, "serve"), "w")
     await end.ok("ragdown_write", path="kept.md", text="# Kept\n")
     assert block(docs / "w/index.md") == ["- [kept.md](./kept.md) — Kept"]
+
+
+async def test_markers_shown_in_a_code_block_are_no_markers(wiki: tuple[Path, Endpoint]) -> None:
+    root, end = wiki
+    shown = f"# Docs\n\nWrite the markers like this:\n\n```markdown\n{START}\n(your list goes here)\n{END}\n```\n\n"
+    write(root.parent, "wiki/docs/index.md", f"{shown}{START}\n{END}\n")
+    await end.ok("ragdown_write", path="docs/page.md", text="# Page\n")
+    assert (root / "docs/index.md").read_text() == f"{shown}{START}\n- [page.md](./page.md) — Page\n{END}\n"
+    write(root.parent, "wiki/only/index.md", f"# Only\n\n```\n{START}\n{END}\n```\n")
+    answer = await end.ok("ragdown_write", path="only/page.md", text="# Page\n")
+    assert "has no index markers: left alone" in answer
+
+
+async def test_an_index_md_the_ignore_rules_leave_out_is_not_made(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    write(docs, "w/.ragdown.json", json.dumps({"index_md": True}))
+    write(docs, "w/.gitignore", "index.md\n")
+    end = endpoint(open_engine(docs, "serve"), "w")
+    await end.ok("ragdown_write", path="a/b/page.md", text="# Page\n")
+    assert (docs / "w/a/b/page.md").is_file()
+    assert sorted(p.name for p in (docs / "w").rglob("index.md")) == []
