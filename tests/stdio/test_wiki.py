@@ -204,6 +204,33 @@ async def test_footnotes_one_at_a_time_or_left_out(docs: Path, open_engine: Call
     assert "footnote definitions left out" in without.split("\n", 1)[0]
 
 
+async def test_a_footnote_takes_its_lazy_lines_and_its_web_links_and_any_case_of_its_label(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    write(
+        docs,
+        "report.md",
+        "# Report\n\nClaim[^Src] and[^2].\n\n"
+        "[^src]: The source is the annual report,\npage 12 of the 2023 edition.\n\n"
+        "[^2]: See [the spec][s], <https://auto.example/> and [a page](https://example.org/p).\n\n"
+        "```\n[^3]: in code, no footnote\n```\n\n[s]: https://spec.example/v1\n",
+    )
+    end = endpoint(open_engine(docs))
+    source = await end.ok("ragdown_read_doc", path="report.md", footnote="Src")
+    assert source.split("\n", 1)[1] == "The source is the annual report,\npage 12 of the 2023 edition."
+    assert source.startswith("report.md:5-6 (hash ")
+    web = await end.ok("ragdown_read_doc", path="report.md", footnote="2")
+    assert web.split("\nlinks:\n", 1)[1].split("\n") == [
+        "- https://spec.example/v1 → (on the web)",
+        "- https://auto.example/ → (on the web)",
+        "- https://example.org/p → (on the web)",
+    ]
+    assert "its footnotes are src, 2" in await end.error("ragdown_read_doc", path="report.md", footnote="3")
+    without = await end.ok("ragdown_read_doc", path="report.md", footnotes="exclude")
+    assert "page 12" not in without
+    assert "in code, no footnote" in without
+
+
 def test_the_lint_does_not_read_outside(tmp_path: Path) -> None:
     assert os.path.isdir(tmp_path)
     assert lint("# A\n\n[x](../../etc/passwd)\n", "a.md", LinkResolver({}, [])) == [

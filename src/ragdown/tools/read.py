@@ -14,7 +14,13 @@ from pydantic import Field
 from ragdown.atomic import SHORT_HASH, sha256_hex
 from ragdown.config import SEARCH_TOP_K, bounds
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
-from ragdown.documents.footnotes import footnotes, without_footnotes
+from ragdown.documents.footnotes import (
+    Footnote,
+    find_footnote,
+    footnote_label,
+    footnotes,
+    without_footnotes,
+)
 from ragdown.documents.tree import build_tree
 from ragdown.errors import Refusal, bad_request, not_found
 from ragdown.index.backend import IndexStore
@@ -248,17 +254,21 @@ def read_doc_text(
     return header + "\n" + "\n".join(body)
 
 
+def footnote_named(notes: list[Footnote], label: str, shown: str) -> Footnote:
+    """The footnote `label` names in the document shown as `shown`, or a refusal naming the labels it has."""
+    note = find_footnote(notes, label)
+    if note is None:
+        have = ", ".join(n.label for n in notes) or "none"
+        raise not_found(f"{shown} has no footnote [^{footnote_label(label)}]: its footnotes are {have}")
+    return note
+
+
 def footnote_text(
     ctx: ToolContext, store: IndexStore, docs_path: str, text: str, label: str, digest: str
 ) -> str:
     """One footnote's text and where its links go, or a refusal naming the labels the document has."""
     shown = ctx.scope.view(docs_path)
-    notes = footnotes(text)
-    wanted = label.strip().removeprefix("[").removeprefix("^").removesuffix("]")
-    note = next((n for n in notes if n.label == wanted), None)
-    if note is None:
-        have = ", ".join(n.label for n in notes) or "none"
-        raise not_found(f"{shown} has no footnote [^{wanted}]: its footnotes are {have}")
+    note = footnote_named(footnotes(text), label, shown)
     resolver = scope_resolver(ctx, store)
     from_path = ctx.scope.folder_path(docs_path)
     targets = []
@@ -266,6 +276,7 @@ def footnote_text(
         found = resolver.resolve_link(link, from_path)
         where = ctx.scope.view(ctx.scope.from_folder_path(found.path)) if found else "(nothing: missing)"
         targets.append(f"- {link.raw if link.kind == 'wiki' else link.target} → {where}")
+    targets += [f"- {url} → (on the web)" for url in note.urls]
     header = (
         f"{shown}:{note.start_line}-{note.end_line} (hash {digest[:SHORT_HASH]}, footnote [^{note.label}])"
     )

@@ -29,6 +29,7 @@ from ragdown.sandbox import read_plain, resolve_in
 from ragdown.search.hybrid import Hit
 from ragdown.tools.base import Annotations, Args, Failure, ProtocolError, Structured, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.read import footnote_named
 from ragdown.tools.write import lint_warnings
 from ragdown.wiki import upkeep
 
@@ -294,13 +295,7 @@ def get_footnote(ctx: ToolContext, a: FootnoteArgs) -> str:
     if data is None:
         raise not_found(f"no page {a.page}")
     text, _ = decode_text(data)
-    label = a.footnote_number.strip().lstrip("[").lstrip("^").rstrip("]")
-    notes = footnotes(text)
-    note = next((n for n in notes if n.label == label), None)
-    if note is None:
-        raise not_found(
-            f"{a.page} has no footnote [^{label}]: its footnotes are {', '.join(n.label for n in notes) or 'none'}"
-        )
+    note = footnote_named(footnotes(text), a.footnote_number, a.page)
     return _json(
         {"page": a.page, "footnote": note.label, "text": note.text, "lines": [note.start_line, note.end_line]}
     )
