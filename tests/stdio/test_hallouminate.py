@@ -139,3 +139,18 @@ async def test_a_union_whose_names_clash_is_refused_at_start(wiki: Path, tmp_pat
     )
     assert run.returncode == 2
     assert "both have a tool named list_files" in run.stderr
+
+
+async def test_ground_searches_as_many_sections_as_its_limit_asks(docs: Path, connect: Connect) -> None:
+    for n in range(5):
+        sections = "\n\n".join(f"## Quokka {i}\n\nThe quokka number {i} lives here." for i in range(30))
+        write(docs, f"zoo{n}.md", f"# Zoo {n}\n\n{sections}\n")
+    async with connect(docs, RAGDOWN_TOOLSET="hallouminate") as s:
+        for limit in (100, 10):
+            result = await s.client.call_tool(
+                "ground", {"query": "quokka", "top_files": 5, "chunks_per_file": 20, "limit": limit}
+            )
+            structured = result.structured_content
+            assert isinstance(structured, dict)
+            shown = sum(len(d["chunks"]) for d in structured["docs"])
+            assert shown > 50 if limit == 100 else shown == 10

@@ -11,6 +11,7 @@ them. Errors are JSON-RPC errors, as hallouminate's: bad input `-32602`, interna
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from typing import Annotated, Any
@@ -158,7 +159,8 @@ class GroundArgs(Args):
 def ground(ctx: ToolContext, a: GroundArgs) -> Structured:
     _check_corpus(ctx, a.corpus, required=False)
     rt = ctx.runtime
-    opts = rt.search_options(min(a.limit, 50))
+    # The sections per file are the caller's own `chunks_per_file`, never the server's per-document cap.
+    opts = dataclasses.replace(rt.search_options(a.limit), max_per_document=0)
     hits = ctx.engine.search(a.query, ctx.scope.file_filter(), opts)
     by_file: dict[str, list[Hit]] = {}
     for hit in hits:
