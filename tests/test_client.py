@@ -286,3 +286,68 @@ def test_the_command_as_its_own_process(served: Served, tmp_path: Path) -> None:
     refused = ragdown("cat", "work/absent.md")
     assert refused.returncode == 1
     assert refused.stderr == "ragdown: not found: no such document: work/absent.md\n"
+
+
+def test_options_before_between_or_after_the_arguments(
+    served: Served, ragdown: Ragdown, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the README writes them: `write F -n TEXT`, `append F --heading H TEXT`; after `--`, text that begins
+    with `-`; stdin when the text is left out. In `lab` (the admin's), out of the other tests' `work`."""
+    monkeypatch.setenv("RAGDOWN_URL", served.url)
+    monkeypatch.setenv("RAGDOWN_API_KEY", TOKEN)
+    doc = served.docs / "lab/c1.md"
+    assert ok(ragdown("write", "lab/c1.md", "-n", "# C1\n")).out.startswith("created lab/c1.md (hash ")
+    refusal = failed(ragdown("write", "lab/c1.md", "-n", "# C1 again"))  # a conflict (1), no usage error (2)
+    assert refusal == "ragdown: conflict: c1.md already exists (-n: left as it is)"
+    assert failed(ragdown("write", "-n", "lab/c1.md", "# C1 again")) == refusal
+    assert doc.read_text() == "# C1\n"
+
+    ok(ragdown("append", "lab/c1.md", "--heading", "C1", "under heading"))
+    ok(ragdown("append", "--heading", "C1", "lab/c1.md", "- a dash item"))
+    ok(ragdown("append", "--heading", "C1", "--", "lab/c1.md", "-x"))
+    ok(ragdown("append", "lab/c1.md", "--heading", "C1", "--", "--heading"))
+    assert doc.read_text() == "# C1\n\nunder heading\n\n- a dash item\n\n-x\n\n--heading\n"
+
+    assert ok(ragdown("write", "-n", "--", "lab/dash.md", "-n")).out.startswith("created lab/dash.md")
+    assert (served.docs / "lab/dash.md").read_text() == "-n"
+    assert ok(ragdown("write", "lab/dash.md", "--json", stdin="# Piped\n")).json()["created"] is False
+    ok(ragdown("append", "lab/dash.md", "--heading", "Piped", stdin="piped under it"))
+    assert (served.docs / "lab/dash.md").read_text() == "# Piped\n\npiped under it\n"
+
+    both = ok(ragdown("cat", "lab/c1.md", "--lines", "1", "lab/dash.md")).out
+    assert both == "# C1\n# Piped\n"
+    patched = ok(ragdown("patch", "lab/dash.md", "--all", "--", "piped", "-piped-")).out
+    assert patched.startswith("replaced 1 in lab/dash.md")
+    assert ok(ragdown("diff", "lab/dash.md", "-C", "0", "1", "2")).out.startswith("--- ")
+    listed = ragdown("ls", "--limit", "1", "lab")
+    assert (listed.code, listed.out) == (0, "lab/c.md\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as usage:  # one argument too many is still a usage error
+        main(["write", "lab/c1.md", "-n", "text", "extra"])
+    assert usage.value.code == 2
+    assert "unrecognized arguments: extra" in capsys.readouterr().err
+
+
+def test_destructive_commands_take_yes(
+    served: Served, ragdown: Ragdown, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rm F -y` and `restore F N -y`, as readmedb's `rdb` takes them: a confirmation ragdown never asks for."""
+    monkeypatch.setenv("RAGDOWN_URL", served.url)
+    monkeypatch.setenv("RAGDOWN_API_KEY", TOKEN)
+    ok(ragdown("write", "lab/gone.md", "# Gone\n"))
+    assert ok(ragdown("rm", "lab/gone.md", "-y")).out.startswith("deleted lab/gone.md (in the trash")
+    versions = ok(ragdown("history", "lab/gone.md", "--json")).json()["versions"]
+    first = str(versions[-1]["version"])
+    ok(ragdown("restore", "lab/gone.md", first, "-y"))
+    assert (served.docs / "lab/gone.md").read_text() == "# Gone\n"
+    ok(ragdown("rm", "--yes", "lab/gone.md", "--json"))
+    ok(ragdown("restore", "-y", "lab/gone.md", first))
+    assert (served.docs / "lab/gone.md").read_text() == "# Gone\n"
+    ok(ragdown("rm", "lab/gone.md", "--yes"))
+
+    for command in ("rm", "restore"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main([command, "--help"])
+        assert done.value.code == 0
+        assert "-y, --yes" in capsys.readouterr().out
