@@ -65,9 +65,20 @@ def test_verify_gives_the_keys_access_and_nothing_else(root: Path) -> None:
     assert not everything.writes("home")
 
 
+def expire(root: Path, name: str) -> None:
+    """Its time is over (a key is made with an expiry to come; the file is the store's truth)."""
+    path = root / ".ragdown" / "keys.json"
+    doc = json.loads(path.read_text())
+    for key in doc["keys"]:
+        if key["name"] == name:
+            key["expires_at"] = time.time() - 1
+    path.write_text(json.dumps(doc))
+
+
 def test_an_expired_key_opens_nothing_and_is_listed_as_expired(root: Path) -> None:
     store = KeyStore(root)
-    secret, _ = store.create("soon", None, "read", expires_at=time.time() - 1)
+    secret, _ = store.create("soon", None, "read", expires_at=time.time() + 3600)
+    expire(root, "soon")
     later, _ = store.create(
         "later", None, "read", expires_at=time.time() + 3600, kind="oauth", client="Claude"
     )
@@ -79,6 +90,20 @@ def test_an_expired_key_opens_nothing_and_is_listed_as_expired(root: Path) -> No
     # The expired one goes at the next change, so its name is free again.
     store.create("soon", None, "read")
     assert sorted(r.name for r in store.list()) == ["later", "soon"]
+
+
+@pytest.mark.parametrize("when", [1, 0, -5.0, "past", float("nan"), float("inf"), True])
+def test_a_key_is_never_made_expired(root: Path, when: object) -> None:
+    store = KeyStore(root)
+    past = time.time() - 1 if when == "past" else when
+    with pytest.raises(Refusal) as refused:
+        store.create("tmp", ["work"], "read", expires_at=past)  # type: ignore[arg-type]
+    assert refused.value.kind == "invalid"
+    assert "expires_at" in refused.value.message
+    assert not (root / ".ragdown" / "keys.json").exists()
+    _, record = store.create("tmp", ["work"], "read", expires_at=time.time() + 60)
+    assert record.expires_at is not None
+    assert not record.expired()
 
 
 def test_revoking_by_name_or_id(root: Path) -> None:

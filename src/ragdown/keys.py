@@ -8,6 +8,8 @@
   `revoke` holds at once in a running server): one `stat` per call.
 - Every change is read-modify-write under `atomic.path_lock` (threads and processes take turns) and
   written atomically.
+- An expiry, when a key has one, is a time to come when the key is made (`create` refuses one already
+  past, for the CLI and `/api/keys` alike).
 - Names are unique among live keys. Folders are checked by `paths.folder_name` and must exist when the
   key is made (a typo would otherwise make a key that silently sees nothing); `folders=None` is every
   folder, those made later included. A key to a folder that is later renamed or deleted sees nothing of
@@ -21,6 +23,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -152,6 +155,24 @@ def _check_name(raw: Any) -> str:
     return name
 
 
+def _check_expiry(expires_at: Any, now: float) -> None:
+    """A new key's expiry, if any, is a time to come: one already past would make a key that opens nothing
+    (the CLI's `--expires-days` and `POST /api/keys`'s `expires_at` both come here)."""
+    if expires_at is None:
+        return
+    if (
+        isinstance(expires_at, bool)
+        or not isinstance(expires_at, int | float)
+        or not math.isfinite(expires_at)
+    ):
+        raise bad_request("expires_at is a time in seconds since the epoch")
+    if expires_at <= now:
+        raise bad_request(
+            f"expires_at {expires_at:.0f} is not in the future (it is now {now:.0f}, in seconds since the "
+            "epoch): a key that has expired already would open nothing; give a later time, or none"
+        )
+
+
 class KeyStore:
     """The keys of one docs dir. Thread-safe; safe across processes (the file is the truth)."""
 
@@ -279,13 +300,10 @@ class KeyStore:
             raise bad_request("a key's role is read or write (RAGDOWN_TOKEN is the only admin)")
         if kind not in ("key", "oauth"):
             raise bad_request("a key's kind is key or oauth")
-        if expires_at is not None and (
-            isinstance(expires_at, bool) or not isinstance(expires_at, int | float)
-        ):
-            raise bad_request("expires_at is a time in seconds since the epoch")
+        now = time.time()
+        _check_expiry(expires_at, now)
         checked = self._check_folders(folders)
         secret = new_secret()
-        now = time.time()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with atomic.path_lock(self.path):
             existed = self.path.exists()

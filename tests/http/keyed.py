@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -82,11 +83,18 @@ def make_keys(docs: Path, folder: str = "a") -> Keys:
     store.revoke("revoked")
     # OAuth access tokens are keys of kind `oauth` with an expiry (http/oauth.py); the store keeps an expired
     # one until its grant goes, so it stays a known, expired token.
+    soon = time.time() + 3600
     oauth_expired, _ = store.create(
-        "oauth-walk", [folder], "write", expires_at=time.time() - 1, kind="oauth", client="walk client"
+        "oauth-walk", [folder], "write", expires_at=soon, kind="oauth", client="walk client"
     )
-    # Last: a later create would drop an expired key from the file, and it would be unknown, not expired.
-    expired, _ = store.create("expired", [folder], "write", expires_at=time.time() - 1)
+    expired, _ = store.create("expired", [folder], "write", expires_at=soon)
+    # No key is made expired: their hour is over in the file, the key store's truth (re-read when it
+    # changes). Last: a later create would drop an expired key from the file, and it would be unknown.
+    data = json.loads(store.path.read_text())
+    for key in data["keys"]:
+        if key["name"] in ("oauth-walk", "expired"):
+            key["expires_at"] = time.time() - 1
+    store.path.write_text(json.dumps(data))
     wrong = SECRET_PREFIX + secrets.token_urlsafe(32)
     return Keys(TOKEN, write_a, read_a, read_all, revoked, expired, oauth_expired, wrong)
 

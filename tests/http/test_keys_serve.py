@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +104,24 @@ def test_the_admin_manages_keys_over_http(served: Server) -> None:
     assert api.delete(f"/api/keys/{key['id']}").json()["revoked"]["name"] == "ci"
     assert as_key.get("/api/folders").status_code == 401
     assert api.delete(f"/api/keys/{key['id']}").status_code == 404
+
+
+def test_a_key_that_would_be_expired_already_is_refused_over_http(served: Server) -> None:
+    api = served.api
+    for when in (1, time.time() - 1):
+        asked = {"name": "tmp2", "folders": ["ops"], "role": "read", "expires_at": when}
+        refused = api.post("/api/keys", json=asked)
+        assert refused.status_code == 400, refused.text
+        assert "expires_at" in refused.json()["error"]
+        assert "not in the future" in refused.json()["error"]
+    assert "tmp2" not in {k["name"] for k in api.get("/api/keys").json()["keys"]}
+    later = time.time() + 3600
+    made = api.post(
+        "/api/keys", json={"name": "tmp2", "folders": ["ops"], "role": "read", "expires_at": later}
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["key"]["expired"] is False
+    assert api.delete("/api/keys/tmp2").status_code == 200
 
 
 def test_past_the_rate_limit_a_429_with_retry_after(served: Server) -> None:

@@ -60,14 +60,20 @@ class Flow:
     client: dict[str, str]
 
     @classmethod
-    def register(cls, server: Server, redirects: tuple[str, ...] = (REDIRECT,)) -> Flow:
+    def register(
+        cls, server: Server, redirects: tuple[str, ...] = (REDIRECT,), auth_method: str | None = None
+    ) -> Flow:
+        """`auth_method`: `none` for a public client (no secret), `client_secret_basic`; else the SDK's
+        default, `client_secret_post`."""
         http = server.anonymous
+        method = {"token_endpoint_auth_method": auth_method} if auth_method else {}
         answer = http.post(
             "/register",
             json={
                 "redirect_uris": list(redirects),
                 "client_name": "Test client",
                 "grant_types": ["authorization_code", "refresh_token"],
+                **method,
             },
         )
         assert answer.status_code == 201, answer.text
@@ -75,7 +81,9 @@ class Flow:
 
     @property
     def creds(self) -> dict[str, str]:
-        return {"client_id": self.client["client_id"], "client_secret": self.client["client_secret"]}
+        """The form fields that authenticate it: a public client has no secret, and sends none."""
+        secret = {"client_secret": self.client["client_secret"]} if self.client.get("client_secret") else {}
+        return {"client_id": self.client["client_id"], **secret}
 
     def authorize(self, challenge: str, **params: str) -> httpx.Response:
         asked = {
@@ -479,6 +487,92 @@ def test_revoking_either_token_or_the_key_ends_the_grant(docs: Path, start_app: 
     assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 401
     assert flow.refresh(tokens["refresh_token"]).json()["error"] == "invalid_grant"
     assert json.loads((docs / ".ragdown" / "oauth.json").read_text())["grants"] == {}
+
+
+def test_a_public_client_revokes_its_tokens_without_a_secret(docs: Path, start_app: StartServer) -> None:
+    """RFC 7009 and OAuth 2.1: a public client (`token_endpoint_auth_method: none`) has no secret to send;
+    its client_id says who it is, and it may end only its own grants."""
+    folders(docs)
+    server = start_app(docs)
+    flow = Flow.register(server, auth_method="none")
+    assert "client_secret" not in flow.client
+    assert flow.creds == {"client_id": flow.client["client_id"]}
+
+    tokens = flow.tokens()
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 200
+    revoked = flow.http.post("/revoke", data={"token": tokens["refresh_token"], **flow.creds})
+    assert revoked.status_code == 200, revoked.text
+    assert revoked.headers["cache-control"] == "no-store"
+    assert flow.refresh(tokens["refresh_token"]).json()["error"] == "invalid_grant"
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 401
+    assert KeyStore(docs).list(kind="oauth") == []
+
+    tokens = flow.tokens()
+    revoked = flow.http.post(
+        "/revoke", data={"token": tokens["access_token"], "token_type_hint": "access_token", **flow.creds}
+    )
+    assert revoked.status_code == 200, revoked.text
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 401
+    assert flow.refresh(tokens["refresh_token"]).json()["error"] == "invalid_grant"
+
+    # Another public client's client_id ends nothing of this one's (200 all the same, as RFC 7009 says).
+    tokens = flow.tokens()
+    other = Flow.register(server, auth_method="none")
+    for token in (tokens["refresh_token"], tokens["access_token"]):
+        assert other.http.post("/revoke", data={"token": token, **other.creds}).status_code == 200
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 200
+    unknown = flow.http.post("/revoke", data={"token": tokens["refresh_token"], "client_id": "nobody"})
+    assert (unknown.status_code, unknown.json()["error"]) == (401, "unauthorized_client")
+    missing = flow.http.post("/revoke", data={"client_id": flow.client["client_id"]})
+    assert (missing.status_code, missing.json()["error"]) == (400, "invalid_request")
+    assert "token" in missing.json()["error_description"]
+    assert flow.refresh(tokens["refresh_token"]).status_code == 200
+
+
+def test_a_confidential_client_revokes_only_with_its_secret(docs: Path, start_app: StartServer) -> None:
+    folders(docs)
+    server = start_app(docs)
+    flow = Flow.register(server)
+    tokens = flow.tokens()
+    client_id = flow.client["client_id"]
+    for creds in ({"client_id": client_id}, {"client_id": client_id, "client_secret": ""}):
+        answer = flow.http.post("/revoke", data={"token": tokens["refresh_token"], **creds})
+        assert (answer.status_code, answer.json()["error"]) == (401, "unauthorized_client")
+        assert answer.json()["error_description"] == "Client secret is required"
+    wrong = flow.http.post(
+        "/revoke",
+        data={"token": tokens["refresh_token"], "client_id": client_id, "client_secret": "not-the-secret"},
+    )
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "unauthorized_client")
+    assert wrong.json()["error_description"] == "Invalid client_secret"
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 200  # nothing ended
+    assert flow.http.post("/revoke", data={"token": tokens["refresh_token"], **flow.creds}).status_code == 200
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 401
+
+    # A client_secret_basic client authenticates in its Authorization header, with no secret in the form.
+    basic = Flow.register(server, auth_method="client_secret_basic")
+    secret = basic.client["client_secret"]
+    verifier, challenge = pkce()
+    exchanged = basic.http.post(
+        "/token",
+        data={
+            "grant_type": "authorization_code",
+            "code": basic.consent(challenge),
+            "redirect_uri": REDIRECT,
+            "code_verifier": verifier,
+            "client_id": basic.client["client_id"],
+        },
+        auth=(basic.client["client_id"], secret),
+    )
+    assert exchanged.status_code == 200, exchanged.text
+    tokens = exchanged.json()
+    form = {"token": tokens["refresh_token"], "client_id": basic.client["client_id"]}
+    assert basic.http.post("/revoke", data=form, auth=(basic.client["client_id"], "wrong")).status_code == 401
+    assert basic.http.post("/revoke", data=form).status_code == 401
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 200
+    revoked = basic.http.post("/revoke", data=form, auth=(basic.client["client_id"], secret))
+    assert revoked.status_code == 200, revoked.text
+    assert bearer(server, tokens["access_token"]).get("/api/folders").status_code == 401
 
 
 def test_without_a_token_the_consent_asks_only_for_the_choice(docs: Path, start_app: StartServer) -> None:

@@ -2,7 +2,8 @@
 
 - `GET /api/keys`: every key (`KeyRecord.as_json`: never a secret, never a hash); `?kind=key|oauth`.
 - `POST /api/keys` `{name, folders: [..] | null, role: read|write, expires_at?}`: a new key; its secret
-  is in this answer and nowhere else, ever.
+  is in this answer and nowhere else, ever. `expires_at` (seconds since the epoch) is a time to come: one
+  already past is a 400, by `KeyStore.create`'s rule, the CLI's too.
 - `DELETE /api/keys/<id or name>`: revoked at once, in every process serving these docs.
 
 Who may call them is `app.py`'s `NEEDS` (the admin only).

@@ -3,8 +3,9 @@
 The SDK does the protocol: `create_auth_routes` answers the authorization-server metadata (RFC 8414),
 dynamic client registration (RFC 7591), `/authorize` (PKCE with S256 only: its request model refuses
 `plain`), `/token` (the authorization_code grant, with the PKCE, redirect_uri, client and expiry checks, and
-the refresh_token grant) and `/revoke` (RFC 7009); its `ProtectedResourceMetadata` model and handler answer
-the protected-resource metadata (RFC 9728). What the SDK leaves to a server is here and in two modules
+the refresh_token grant) and `/revoke` (RFC 7009: the SDK's handler, but for its request model, which
+requires a `client_secret` that a public client has not; `Revocation` here takes one without); its
+`ProtectedResourceMetadata` model and handler answer the protected-resource metadata (RFC 9728). What the SDK leaves to a server is here and in two modules
 beside it:
 
 - `Provider` (`oauth_provider.py`), the SDK's `OAuthAuthorizationServerProvider`. An access token IS a scoped key
@@ -46,22 +47,29 @@ from typing import cast
 from urllib.parse import quote, unquote, urlsplit
 
 from anyio import to_thread
+from mcp.server.auth.errors import stringify_pydantic_error
 from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
+from mcp.server.auth.handlers.revoke import RevocationErrorResponse, RevocationHandler, RevocationRequest
+from mcp.server.auth.json_response import PydanticJSONResponse
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+from mcp.server.auth.provider import AccessToken, RefreshToken
 from mcp.server.auth.routes import (
     AUTHORIZATION_PATH,
     REGISTRATION_PATH,
     REVOCATION_PATH,
     TOKEN_PATH,
+    _body_limited,
+    _cors,
     cors_middleware,
     create_auth_routes,
 )
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter
+from pydantic import AnyHttpUrl, ConfigDict, TypeAdapter, ValidationError
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route, Router
+from starlette.routing import BaseRoute, Route, Router, request_response
 from starlette.status import HTTP_303_SEE_OTHER
 from starlette.types import Message, Receive, Scope, Send
 
@@ -164,6 +172,66 @@ def _asked_folder(pending: Pending, base: str) -> str | None:
     return unquote(parts[1]) if len(parts) >= 2 and parts[0] == "mcp" else None
 
 
+# -- /revoke -------------------------------------------------------------------------------------------
+
+
+class PublicRevocationRequest(RevocationRequest):
+    """RFC 7009's request. The SDK's model requires a `client_secret` field even of a public client
+    (`token_endpoint_auth_method: none`), which has none to send: here it may be left out."""
+
+    client_secret: str | None = None
+
+
+class Revocation(RevocationHandler):
+    """The SDK's `/revoke` handler with `PublicRevocationRequest` for its request, and nothing else changed:
+    the client is authenticated by the SDK's `ClientAuthenticator` first (a confidential client by its
+    secret, posted or in a Basic header; a public one by its `client_id`), and a token is revoked only when
+    it is that client's. An unknown token, or another client's, is answered 200 and left alone."""
+
+    async def handle(self, request: Request) -> Response:
+        try:
+            client = await self.client_authenticator.authenticate_request(request)
+        except AuthenticationError as err:
+            return PydanticJSONResponse(
+                status_code=401,
+                content=RevocationErrorResponse(error="unauthorized_client", error_description=err.message),
+            )
+        try:
+            asked = PublicRevocationRequest.model_validate(dict(await request.form()))
+        except ValidationError as err:
+            return PydanticJSONResponse(
+                status_code=400,
+                content=RevocationErrorResponse(
+                    error="invalid_request", error_description=stringify_pydantic_error(err)
+                ),
+            )
+        token: AccessToken | RefreshToken | None
+        if asked.token_type_hint == "refresh_token":
+            token = await self.provider.load_refresh_token(client, asked.token)
+            token = token or await self.provider.load_access_token(asked.token)
+        else:
+            token = await self.provider.load_access_token(asked.token)
+            token = token or await self.provider.load_refresh_token(client, asked.token)
+        if token is not None and token.client_id == client.client_id:
+            await self.provider.revoke_token(token)
+        return Response(status_code=200, headers=NO_STORE)
+
+
+def _revocation_route(provider: Provider) -> Route:
+    """`/revoke` as the SDK mounts it (its CORS, its body limit), on `Revocation`."""
+    handler = Revocation(provider, ClientAuthenticator(provider))
+    endpoint = _cors(_body_limited(request_response(handler.handle)), ["POST", "OPTIONS"])
+    return Route(REVOCATION_PATH, endpoint=endpoint, methods=["POST", "OPTIONS"])
+
+
+def _with_revocation(routes: list[BaseRoute], provider: Provider) -> list[BaseRoute]:
+    """The SDK's routes, its `/revoke` replaced by `_revocation_route`'s (one that a public client can use)."""
+    out = [r for r in routes if not (isinstance(r, Route) and r.path == REVOCATION_PATH)]
+    if len(out) != len(routes) - 1:
+        raise RuntimeError(f"the mcp SDK's auth routes hold no single {REVOCATION_PATH} route to replace")
+    return [*out, _revocation_route(provider)]
+
+
 @dataclass(frozen=True)
 class Choice:
     role: str
@@ -258,7 +326,7 @@ class OAuth:
     def _router(self, base: str) -> Router:
         router = self._routers.get(base)
         if router is None:
-            routes = create_auth_routes(
+            sdk_routes = create_auth_routes(
                 self.provider,
                 issuer_url=_URL.validate_python(base),
                 client_registration_options=ClientRegistrationOptions(
@@ -266,6 +334,7 @@ class OAuth:
                 ),
                 revocation_options=RevocationOptions(enabled=True),
             )
+            routes = _with_revocation(list(sdk_routes), self.provider)
             routes += [
                 Route(CONSENT_PATH, self._consent, methods=["GET", "POST"], max_body_size=FORM_BYTES),
                 Route(
