@@ -11,6 +11,7 @@ PostgreSQL also the index's advisory lock for the document, across machines: `do
    search would never find, and a write past the folder's quota (`quota.py`: `max_file_bytes`,
    `max_files`, `max_bytes` of the journal's folder; the folder's writers take turns while one is set),
 5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile),
+   making the missing folders above a new document only then, so a refused write leaves nothing behind,
 6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
 
 The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`).
@@ -34,6 +35,7 @@ from ragdown.errors import bad_request, conflict, not_found, too_large
 from ragdown.history.journal import Journal
 from ragdown.index.walk import tree_files
 from ragdown.paths import MAX_DOCUMENT_BYTES, is_markdown
+from ragdown.sandbox import make_parents
 
 Change = Callable[[bytes | None], bytes]
 # A lock per document shared by every process of an index (`index.backend.Backend.document_lock`): with
@@ -177,6 +179,7 @@ def save(
         check_size(data, display)
         quota.check(limits, old, data, display)
         if old is None:
+            make_parents(path, display)
             atomic.write_new(path, data)
         else:
             # An editor that does not take our lock may have saved since the read above: theirs wins.
@@ -195,6 +198,7 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
     limits = quota.limits_of(journal.folder if journal is not None else None)
     with quota.held(limits):
         quota.check(limits, None, data, display)
+        make_parents(path, display)
         atomic.write_new(path, data)
     if journal is not None:
         journal.saved(path, None, data)
@@ -233,7 +237,9 @@ def same_file(a: Path, b: Path) -> bool:
 def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = None) -> None:
     """Move a document or a folder to a free `dst` (a change of case only is a rename in place); never
     over anything that is there, even if it appeared a moment ago. Its history follows it."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    if (dst.exists() or dst.is_symlink()) and not same_file(src, dst):
+        raise conflict(f"{dst_display} already exists")  # before any folder is made for it
+    make_parents(dst, dst_display)
     if src.is_dir() or same_file(src, dst):
         if dst.exists() and not same_file(src, dst):
             raise conflict(f"{dst_display} already exists")

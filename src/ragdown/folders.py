@@ -15,7 +15,7 @@ from typing import Any
 
 from ragdown import atomic
 from ragdown.config import HOOK_KEYS, problem
-from ragdown.errors import printable
+from ragdown.errors import conflict, printable
 from ragdown.paths import folder_name, is_hidden, is_text
 
 log = logging.getLogger(__name__)
@@ -76,6 +76,30 @@ def read_settings_file(directory: Path) -> dict[str, Any]:
         log.warning("%s is not valid JSON (%s); using defaults", path, err)
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def settings_to_change(directory: Path) -> dict[str, Any]:
+    """A folder's settings about to be changed and written back: refused (nothing written) while its
+    `.ragdown.json` is not a JSON object, which writing would replace, losing what the file held."""
+    path = directory / SETTINGS_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as err:
+        raise conflict(
+            f"{directory.name}/{SETTINGS_FILE} cannot be read ({err}): nothing was changed"
+        ) from None
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise conflict(
+            f"{directory.name}/{SETTINGS_FILE} is not valid JSON ({err}): fix it by hand first; nothing was "
+            "changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise conflict(f"{directory.name}/{SETTINGS_FILE} is not a JSON object: fix it by hand first")
+    return data
 
 
 def folder_settings(directory: Path, name: str | None = None) -> FolderSettings:

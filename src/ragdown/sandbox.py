@@ -16,13 +16,22 @@ from pathlib import Path
 from ragdown.errors import bad_request
 from ragdown.paths import PATH_MAX, is_markdown, outside, shown, split_safe
 
-__all__ = ["is_plain_file", "outside", "read_plain", "relative_to", "resolve_in", "split_safe"]
+__all__ = [
+    "is_plain_file",
+    "make_parents",
+    "outside",
+    "read_plain",
+    "relative_to",
+    "resolve_in",
+    "split_safe",
+]
 
 
-def resolve_in(root: Path, raw: str, *, markdown: bool = True, create_dirs: bool = False) -> Path:
+def resolve_in(root: Path, raw: str, *, markdown: bool = True) -> Path:
     """`raw` (relative to `root`) as an absolute path inside `root`, checked against the real filesystem.
 
-    `root` must be a real (resolved) directory. Missing parents are made with `create_dirs`.
+    `root` must be a real (resolved) directory. Missing parents are left missing: the write door makes them
+    (`make_parents`) once every check of the write has passed, so a refused write leaves no folder behind.
     """
     parts = split_safe(raw)
     if markdown and not is_markdown(parts[-1]):
@@ -38,17 +47,33 @@ def resolve_in(root: Path, raw: str, *, markdown: bool = True, create_dirs: bool
                 raise bad_request(f"{shown(raw)} goes through a symbolic link")
             if last:
                 break
-            if current.exists():
-                if not current.is_dir():
-                    raise bad_request(f"{shown(raw)}: {'/'.join(parts[: i + 1])} is a file, not a folder")
-            elif create_dirs:
-                current.mkdir()
+            if current.exists() and not current.is_dir():
+                raise bad_request(f"{shown(raw)}: {'/'.join(parts[: i + 1])} is a file, not a folder")
     except OSError as err:
         raise bad_request(f"{shown(raw)} cannot be used: {err.strerror or err}") from None
     real_parent = Path(os.path.realpath(current.parent))
     if real_parent != root and root not in real_parent.parents:
         raise outside(raw)
     return current
+
+
+def make_parents(path: Path, display: str) -> None:
+    """Make the missing folders above `path` (a path `resolve_in` gave), refusing when one of them turned
+    out to be a symbolic link or a file since it was checked."""
+    missing: list[Path] = []
+    parent = path.parent
+    while not parent.is_dir() or parent.is_symlink():
+        if parent.is_symlink() or parent.exists():
+            raise bad_request(f"{display}: {parent.name} is no longer a folder")
+        missing.append(parent)
+        parent = parent.parent
+    try:
+        for directory in reversed(missing):
+            directory.mkdir(exist_ok=True)
+            if directory.is_symlink():
+                raise bad_request(f"{display} goes through a symbolic link")
+    except OSError as err:
+        raise bad_request(f"{display} cannot be written: {err.strerror or err}") from None
 
 
 def _no_links_above(root: Path, rel: str) -> Path | None:

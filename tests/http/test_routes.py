@@ -272,6 +272,29 @@ def test_folders_are_listed_created_renamed_and_deleted(docs: Path, start_app: S
     assert not (docs / "infra").exists()
 
 
+def test_a_settings_file_with_a_typo_is_never_written_over_and_a_renamed_folder_keeps_its_trash(
+    docs: Path, start_app: StartServer
+) -> None:
+    ops_folder(docs)
+    typo = '{"mcp": true, "title": "Odd", "mynote": "keep me",}'
+    write(docs, "odd/.ragdown.json", typo)
+    write(docs, "odd/a.md", "# A\n")
+    server = start_app(docs)
+    api = server.api
+    refused = api.patch("/api/folders/odd", json={"title": "New"})
+    assert refused.status_code == 409
+    assert "not valid JSON" in refused.json()["error"]
+    assert (docs / "odd/.ragdown.json").read_text() == typo
+
+    assert api.delete("/api/doc", params={"path": "ops/backups.md"}).status_code == 200
+    assert [t["path"] for t in api.get("/api/trash").json()["trash"]] == ["ops/backups.md"]
+    assert api.patch("/api/folders/ops", json={"name": "infra"}).status_code == 200
+    assert [t["path"] for t in api.get("/api/trash").json()["trash"]] == ["infra/backups.md"]
+    restored = api.post("/api/restore", json={"path": "infra/backups.md", "version": 1})
+    assert restored.status_code == 200, restored.text
+    assert (docs / "infra/backups.md").is_file()
+
+
 def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     server = start_app(docs, RAGDOWN_TEXT_LIMIT="50")

@@ -279,3 +279,24 @@ def test_history_off_records_nothing(docs: Path, open_engine: Callable[..., Engi
 
     asyncio.run(run())
     assert not (docs / ".ragdown").exists()
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_every_file_of_the_history_is_owner_only(tmp_path: Path, existing: bool) -> None:
+    """The WAL holds the documents' text too: SQLite gives it (and the -shm) the main file's mode, so the
+    main file is 0600 before SQLite opens it, whatever the umask; a file left 0644 by an older ragdown too."""
+    history = tmp_path / ".ragdown" / "history.sqlite"
+    if existing:
+        history.parent.mkdir()
+        history.touch(mode=0o644)
+        history.chmod(0o644)
+    old = os.umask(0o022)
+    try:
+        store = HistoryStore(tmp_path)
+        store.record("a.md", b"# A\n\nsecret text\n", who="ragdown_write", event="created")
+        files = sorted(history.parent.glob("history.sqlite*"))
+        assert {f.name for f in files} >= {"history.sqlite", "history.sqlite-wal", "history.sqlite-shm"}
+        assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {f.name: "0o600" for f in files}
+        store.close()
+    finally:
+        os.umask(old)

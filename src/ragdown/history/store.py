@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 HISTORY_DIR = ".ragdown"
 HISTORY_FILE = "history.sqlite"
 SCHEMA_VERSION = 1
+_SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside the database, with its text in them
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -139,6 +141,7 @@ class HistoryStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             self.path.parent.mkdir(mode=0o700, exist_ok=True)
+            self._owner_only()
             conn = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
             )
@@ -149,12 +152,26 @@ class HistoryStore:
             conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-            with contextlib.suppress(OSError):
-                self.path.chmod(0o600)
+            self._owner_only(sidecars=True)
             self._local.conn = conn
             with self._lock:
                 self._conns.append(conn)
         return conn
+
+    def _owner_only(self, *, sidecars: bool = False) -> None:
+        """Every file of the history is 0600: it holds every version's text. SQLite gives the `-wal` and
+        `-shm` files it makes the main file's mode, so the main file is made (empty, which SQLite takes
+        for a new database) or set 0600 before SQLite opens it. `sidecars`: those already there (made by
+        an older ragdown while another process kept them open) are set 0600 too."""
+        with contextlib.suppress(OSError):  # there already (or unwritable: SQLite says so)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        names = [self.path]
+        if sidecars:
+            names += [self.path.with_name(self.path.name + suffix) for suffix in _SIDECARS]
+        for name in names:
+            with contextlib.suppress(OSError):  # absent, or another user's
+                if name.stat().st_mode & 0o077:
+                    name.chmod(0o600)
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -226,12 +243,22 @@ class HistoryStore:
             event,
         )
 
-    def _doc_for(self, conn: sqlite3.Connection, path: str) -> int:
+    def _doc_for(self, conn: sqlite3.Connection, path: str) -> tuple[int, bool]:
+        """The live document at `path`; else the one last deleted there, live again (a name used again goes
+        on with the history it had, so its earlier versions stay reachable by that name); else a new one.
+        With whether it came back from the trash."""
         doc_id = self._live_doc(conn, path)
-        if doc_id is None:
-            cur = conn.execute("INSERT INTO docs(path) VALUES (?)", (path,))
-            doc_id = int(cur.lastrowid or 0)
-        return doc_id
+        if doc_id is not None:
+            return doc_id, False
+        row = conn.execute(
+            "SELECT id FROM docs WHERE path = ? AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
+            (path,),
+        ).fetchone()
+        if row is not None:
+            conn.execute("UPDATE docs SET deleted_at = NULL WHERE id = ?", (int(row[0]),))
+            return int(row[0]), True
+        cur = conn.execute("INSERT INTO docs(path) VALUES (?)", (path,))
+        return int(cur.lastrowid or 0), False
 
     def record(
         self,
@@ -250,11 +277,13 @@ class HistoryStore:
         """
         now = time.time()
         with self._write() as conn:
-            doc_id = self._doc_for(conn, path)
+            doc_id, revived = self._doc_for(conn, path)
             latest = self._latest(conn, doc_id)
             if latest is None and before is not None and sha256_hex(before) != sha256_hex(data):
                 self._add(conn, doc_id, path, before, who="before", session=None, event="original", at=now)
-            elif latest is not None and latest.hash == sha256_hex(data) and event != "restored":
+            elif (
+                latest is not None and latest.hash == sha256_hex(data) and event != "restored" and not revived
+            ):
                 return (
                     None  # the same bytes again (a restore is always said: it may bring a deleted one back)
                 )
@@ -271,7 +300,7 @@ class HistoryStore:
             if doc_id is None and data is None:
                 return False
             if doc_id is None:
-                doc_id = self._doc_for(conn, path)
+                doc_id, _ = self._doc_for(conn, path)
             latest = self._latest(conn, doc_id)
             if data is not None and latest is None:  # never changed through ragdown: its text as it was
                 latest = self._add(
@@ -292,7 +321,8 @@ class HistoryStore:
         return True
 
     def record_move(self, src: str, dst: str, *, who: str, session: str | None = None) -> None:
-        """`src` is now `dst` (a document, or every document under a folder `src/`): its history follows."""
+        """`src` is now `dst` (a document, or every document under a folder `src/`, its trash too): its history
+        follows."""
         with self._write() as conn:
             rows = conn.execute(
                 "SELECT id, path FROM docs WHERE deleted_at IS NULL AND (path = ? OR (path >= ? AND path < ?))",
@@ -314,15 +344,28 @@ class HistoryStore:
                         (doc_id, latest.version + 1, new, latest.hash, latest.size, latest.lines, time.time(), who,
                          session, "moved"),
                     )  # fmt: skip
+            # A folder's trash goes with it (a document's own earlier lives stay where they were).
+            conn.execute(
+                "UPDATE docs SET path = ? || substr(path, ?) WHERE deleted_at IS NOT NULL AND path >= ? AND path < ?",
+                (dst, len(src) + 1, src + "/", src + "0"),
+            )
 
-    def undelete(self, doc_id: int, path: str) -> None:
-        """A trashed document is live again at `path` (its restore records the version)."""
+    def undelete(self, doc_id: int, path: str) -> float | None:
+        """A trashed document is live again at `path` (its restore records the version); when it had been
+        deleted (None: it was not in the trash), for `trash_again`."""
         with self._write() as conn:
+            row = conn.execute("SELECT deleted_at FROM docs WHERE id = ?", (doc_id,)).fetchone()
             conn.execute(
                 "UPDATE docs SET deleted_at = ? WHERE path = ? AND deleted_at IS NULL AND id != ?",
                 (time.time(), path, doc_id),
             )
             conn.execute("UPDATE docs SET deleted_at = NULL, path = ? WHERE id = ?", (path, doc_id))
+        return float(row[0]) if row and row[0] is not None else None
+
+    def trash_again(self, doc_id: int, deleted_at: float) -> None:
+        """Undo an `undelete` whose restore was refused: the document is in the trash as it was before."""
+        with self._write() as conn:
+            conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (deleted_at, doc_id))
 
     # -- reading -----------------------------------------------------------------------------------
 

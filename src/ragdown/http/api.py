@@ -34,7 +34,7 @@ from ragdown.folders import (
     folder_settings,
     hook_value_error,
     list_folders,
-    read_settings_file,
+    settings_to_change,
     validate_folder_name,
     write_settings_file,
 )
@@ -143,7 +143,7 @@ class Api:
             raise bad_request(f"{path!r} is not inside an existing folder")
         scope = Scope(root=self.root, folder=parts[0])
         rel = "/".join(parts[1:])
-        return scope, rel, resolve_in(scope.dir, rel, markdown=markdown, create_dirs=False)
+        return scope, rel, resolve_in(scope.dir, rel, markdown=markdown)
 
     def ctx(self, scope: Scope) -> ToolContext:
         return ToolContext(runtime=self.runtime, scope=scope)
@@ -338,7 +338,7 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
             "max_files?, max_bytes?, max_file_bytes?, name?}"
         )
     directory = api.root / name
-    data = read_settings_file(directory)
+    data = settings_to_change(directory)
     if "title" in body:
         if body["title"] is not None and not isinstance(body["title"], str):
             raise bad_request("title must be text")
@@ -395,8 +395,9 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
     await asyncio.to_thread(write_settings_file, directory, data)
     if rules_changed and (new_name is None or new_name == name):
         await api.synced()  # which files count changed: the index follows before the answer
-    if new_name is not None and new_name != name:
-        await asyncio.to_thread((api.root / name).rename, api.root / new_name)
+    if new_name is not None and new_name != name:  # through the door: the folder's history follows it
+        move = functools.partial(door.move, journal=api.journal(None))
+        await asyncio.to_thread(move, api.root / name, api.root / new_name, new_name)
         await api.synced()
         name = new_name
     return ok({"folder": api.folder_json(name)})
@@ -547,7 +548,7 @@ def _save_doc(api: Api, request: Request, body: dict[str, Any]) -> tuple[str, do
     if not isinstance(overwrite, bool) or (base_hash is not None and not isinstance(base_hash, str)):
         raise bad_request("overwrite must be true or false, base_hash text")
     scope, rel, _ = api.locate(request, path)
-    target = resolve_in(scope.dir, rel, markdown=True, create_dirs=True)
+    target = resolve_in(scope.dir, rel, markdown=True)
     canonical = f"{scope.folder}/{rel}"
     refuse_ignored(api.root, target, canonical, folders=True)
 

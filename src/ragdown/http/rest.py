@@ -439,7 +439,7 @@ def decoded_params(raw: Mapping[str, str]) -> dict[str, str]:
 def _doc(ctx: ToolContext, raw: str, *, write: bool = False) -> tuple[Path, str, str]:
     """A document's (absolute path, name in the folder, docs-relative path), sandboxed; for a write, its
     folders made and a name the ignore rules leave out refused."""
-    path = resolve_in(ctx.scope.dir, raw, markdown=True, create_dirs=write)
+    path = resolve_in(ctx.scope.dir, raw, markdown=True)
     if write:
         refuse_ignored(ctx.docs_root, path, raw, folders=True)
     name = path.relative_to(ctx.scope.dir).as_posix()
@@ -685,7 +685,7 @@ async def move_file(call: Call, a: MoveArgs) -> Reply:
 async def restore_file(call: Call, a: RestoreArgs) -> Reply:
     """`ragdown_restore`: the version written back as a new one; a deleted document re-created."""
     ctx = call.ctx
-    done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO)
+    done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO, call.access.who)
     indexed = await ctx.engine.sync_after_write_async()
     name = ctx.scope.view(done.docs_path)
     body = RestoreAnswer(

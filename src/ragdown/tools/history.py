@@ -147,27 +147,31 @@ class Restored:
     written: door.Written
 
 
-def restore(ctx: ToolContext, path: str, number: int, base_hash: str | None, who: str) -> Restored:
-    """Write version `number` back as a new version; re-create a deleted document."""
+def restore(
+    ctx: ToolContext, path: str, number: int, base_hash: str | None, who: str, session: str | None = None
+) -> Restored:
+    """Write version `number` back as a new version; re-create a deleted document. `who` and `session`
+    are what the history records as the restore's author."""
     f = followed(ctx, path)
     shown = ctx.scope.view(f.docs_path)
     wanted = f.version(number, shown)
     data = version_bytes(ctx, wanted)
-    target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True, create_dirs=f.deleted)
+    target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True)
     refuse_ignored(ctx.docs_root, target, shown, folders=ctx.engine.folders)
     store = history_of(ctx)
+    trashed_at: float | None = None
     if f.deleted:
         if read_plain(ctx.docs_root, f.docs_path) is not None or target.exists():
             raise conflict(f"another document now lives at {shown}: move it away first, then restore")
-        store.undelete(f.doc_id, f.docs_path)
-    journal = ctx.journal(who)
+        trashed_at = store.undelete(f.doc_id, f.docs_path)
+    journal = ctx.journal(who, session)
     try:
         written = door.save(
             target, shown, door.becomes(data), base_hash=base_hash, journal=journal, event="restored"
         )
     except Refusal:
-        if f.deleted:  # refused (a quota, say): the document goes back to the trash it came from
-            store.record_delete(f.docs_path, None, who=who)
+        if trashed_at is not None:  # refused (a quota, say): back in the trash as it was, nothing recorded
+            store.trash_again(f.doc_id, trashed_at)
         raise
     newest = store.versions(f.doc_id)
     return Restored(f.docs_path, number, newest[0].version if newest else None, written)

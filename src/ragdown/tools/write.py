@@ -97,9 +97,9 @@ def quota_suffix(ctx: ToolContext) -> str:
     return f"\nquota: {found['text']}" if found else ""
 
 
-def _doc_path(ctx: ToolContext, raw: str, *, create_dirs: bool = False) -> Path:
+def _doc_path(ctx: ToolContext, raw: str) -> Path:
     """A document the caller may write: sandboxed, and not left out by the ignore rules."""
-    path = resolve_in(ctx.scope.dir, raw, markdown=True, create_dirs=create_dirs)
+    path = resolve_in(ctx.scope.dir, raw, markdown=True)
     refuse_ignored(ctx.docs_root, path, raw, folders=ctx.engine.folders)
     return path
 
@@ -154,7 +154,7 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> Answer:
         replaced.append(_rel(ctx, target))
     for name in itertools.islice(note_names(base), MAX_NAME_TRIES):
         rel = f"{notes}/{name}.md" if notes else f"{name}.md"
-        path = _doc_path(ctx, rel, create_dirs=True)
+        path = _doc_path(ctx, rel)
         text = remember_text(
             a.title, a.content, note_path=rel, tags=a.tags or (), supersedes=replaced, session_id=a.session_id
         )
@@ -200,7 +200,7 @@ class WriteArgs(Args):
 def write_file(ctx: ToolContext, a: WriteArgs) -> Answer:
     if a.heading is not None and not a.append:
         raise bad_request("heading only works with append: true")
-    path = _doc_path(ctx, a.path, create_dirs=not a.append)
+    path = _doc_path(ctx, a.path)
     display = _rel(ctx, path)
 
     def change(old: bytes | None) -> bytes:

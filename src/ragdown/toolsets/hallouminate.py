@@ -219,7 +219,7 @@ def _journal(ctx: ToolContext, who: str) -> Journal:
 
 def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
     _check_corpus(ctx, a.corpus, required=True)
-    target = resolve_in(ctx.scope.dir, a.path, markdown=True, create_dirs=True)
+    target = resolve_in(ctx.scope.dir, a.path, markdown=True)
     refuse_ignored(ctx.docs_root, target, a.path, folders=ctx.engine.folders)
     journal = _journal(ctx, "hallouminate:add_markdown")
 

@@ -101,7 +101,7 @@ def target(ctx: ToolContext, raw: str, *, write: bool = False) -> tuple[Path, st
     made and a name the ignore rules leave out is refused."""
     check_name(raw)
     try:
-        path = resolve_in(ctx.scope.dir, raw, markdown=True, create_dirs=write)
+        path = resolve_in(ctx.scope.dir, raw, markdown=True)
         if write:
             refuse_ignored(ctx.docs_root, path, raw, folders=ctx.engine.folders)
     except Refusal as err:
