@@ -13,12 +13,14 @@
 - Names are unique among live keys. Folders are checked by `paths.folder_name` and must exist when the
   key is made (a typo would otherwise make a key that silently sees nothing); `folders=None` is every
   folder, those made later included. A key to a folder that is later renamed or deleted sees nothing of
-  it: access follows names, never guesses.
+  it: access follows names, never guesses; one renamed or deleted through ragdown leaves the keys that
+  named it (`forget_folder`), so a folder made later under that name is none of theirs.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -327,6 +329,25 @@ class KeyStore:
             )
             self._store([*records, record], existed)
         return secret, record
+
+    def forget_folder(self, name: str) -> int:
+        """A folder renamed or deleted through ragdown is no longer any key's: a folder made later under the
+        name is not given to the keys that named the old one (a key left with no folder sees nothing).
+        How many keys lost it."""
+        if not self.path.exists():
+            return 0
+        with atomic.path_lock(self.path):
+            records = self._load_for_change()
+            changed = [
+                dataclasses.replace(r, folders=tuple(f for f in r.folders if f != name))
+                if r.folders is not None and name in r.folders
+                else r
+                for r in records
+            ]
+            lost = sum(a is not b for a, b in zip(records, changed, strict=True))
+            if lost:
+                self._store(changed, existed=True)
+        return lost
 
     def revoke(self, id_or_name: str) -> KeyRecord:
         """Remove a key (by id, else by name); it stops working at once, in every process."""

@@ -295,6 +295,31 @@ def test_a_settings_file_with_a_typo_is_never_written_over_and_a_renamed_folder_
     assert (docs / "infra/backups.md").is_file()
 
 
+def test_a_folder_renamed_or_deleted_is_no_longer_its_keys_nor_a_new_one_of_its_name(
+    docs: Path, start_app: StartServer
+) -> None:
+    ops_folder(docs)
+    write(docs, "lab/a.md", "# A\n")
+    write(docs, "tmp/b.md", "# B\n")
+    server = start_app(docs)
+    api = server.api
+    made = api.post("/api/keys", json={"name": "lab-key", "folders": ["lab", "ops"], "role": "write"})
+    assert made.status_code == 201, made.text
+    secret = made.json()["secret"]
+    other = api.post("/api/keys", json={"name": "tmp-key", "folders": ["tmp"], "role": "read"}).json()[
+        "secret"
+    ]
+    assert api.patch("/api/folders/lab", json={"name": "lab2"}).status_code == 200
+    assert api.post("/api/folders", json={"name": "lab"}).status_code == 201
+    assert api.delete("/api/folders/tmp", params={"confirm": "tmp"}).status_code == 200
+    assert api.post("/api/folders", json={"name": "tmp"}).status_code == 201
+    keys = {k["name"]: k["folders"] for k in api.get("/api/keys").json()["keys"]}
+    assert keys == {"lab-key": ["ops"], "tmp-key": []}
+    as_key = server.client(token=secret)
+    assert [f["name"] for f in as_key.get("/api/folders").json()["folders"]] == ["ops"]
+    assert server.client(token=other).get("/api/folders").json()["folders"] == []
+
+
 def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
     server = start_app(docs, RAGDOWN_TEXT_LIMIT="50")

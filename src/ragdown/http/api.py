@@ -41,6 +41,7 @@ from ragdown.folders import (
 from ragdown.history.journal import Journal
 from ragdown.http import serversettings
 from ragdown.http.errors import error, ok
+from ragdown.http.oauth_grants import OAuthStore
 from ragdown.index.embedders import EmbedderError
 from ragdown.index.filter_sql import FileFilter
 from ragdown.index.ignore import refuse_ignored
@@ -147,6 +148,12 @@ class Api:
 
     def ctx(self, scope: Scope) -> ToolContext:
         return ToolContext(runtime=self.runtime, scope=scope)
+
+    def forget_folder(self, name: str) -> None:
+        """The keys and OAuth grants that named a folder renamed or deleted here no longer do."""
+        if self.keys is not None:
+            self.keys.forget_folder(name)
+        OAuthStore(self.root).forget_folder(name)
 
     def journal(self, folder: str | None) -> Journal:
         """The web UI's writes (`web` in the history) in a folder, with its index.md upkeep if it asks."""
@@ -398,6 +405,7 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
     if new_name is not None and new_name != name:  # through the door: the folder's history follows it
         move = functools.partial(door.move, journal=api.journal(None))
         await asyncio.to_thread(move, api.root / name, api.root / new_name, new_name)
+        await asyncio.to_thread(api.forget_folder, name)
         await api.synced()
         name = new_name
     return ok({"folder": api.folder_json(name)})
@@ -434,6 +442,7 @@ async def delete_folder(api: Api, request: Request, name: str) -> Response:
     if name not in list_folders(api.root):
         raise not_found(f"no such folder: {name}")
     await asyncio.to_thread(functools.partial(door.delete_folder, journal=api.journal(None)), api.root / name)
+    await asyncio.to_thread(api.forget_folder, name)
     return ok({"name": name, "sync": await api.synced()})
 
 

@@ -188,5 +188,19 @@ class OAuthStore:
             log.warning("%s: the client %s is not readable and is ignored", self.path, printable(client_id))
             return None
 
+    def forget_folder(self, name: str) -> None:
+        """A folder renamed or deleted through ragdown leaves every grant that named it (as it leaves the
+        keys, `KeyStore.forget_folder`): a refresh never brings it back under a folder made later."""
+        if not self.path.exists():
+            return
+
+        def drop(doc: dict[str, Any]) -> None:
+            for raw in doc["grants"].values():
+                folders = raw.get("folders") if isinstance(raw, dict) else None
+                if isinstance(folders, list) and name in folders:
+                    raw["folders"] = [f for f in folders if f != name]
+
+        self.change(drop)
+
     def grants(self) -> list[Grant]:
         return [g for g in map(Grant.of, self.read()["grants"].values()) if g is not None]
