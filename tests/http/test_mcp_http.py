@@ -136,7 +136,16 @@ async def test_pages_on_other_origins_cannot_drive_mcp(docs: Path, start_app: St
     server = start_app(docs)
     api = server.api
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-    assert api.post("/mcp/ops", json=body, headers={"Host": "evil.example"}).status_code == 421
+    # A rebound name gets nothing without a credential; with one (which no such page holds) any name works.
+    assert server.anonymous.post("/mcp/ops", json=body, headers={"Host": "evil.example"}).status_code == 421
+    wrong = {"Host": "evil.example", "Authorization": "Bearer not-the-token"}
+    assert server.anonymous.post("/mcp/ops", json=body, headers=wrong).status_code == 421
+    neighbour = api.post(
+        "/mcp/ops",
+        json=body,
+        headers={"Host": "ragdown:3000", "Accept": "application/json, text/event-stream"},
+    )
+    assert neighbour.status_code == 200, neighbour.text
     assert api.post("/mcp/ops", json=body, headers={"Origin": "http://evil.example"}).status_code == 403
     port = server.url.rsplit(":", 1)[1]
     same = api.get("/api/folders", headers={"Origin": f"http://127.0.0.1:{port}"})

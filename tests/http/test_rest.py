@@ -309,7 +309,9 @@ def test_whoami_folders_and_the_dispatch(server: Server) -> None:
     assert challenge == f'Bearer resource_metadata="{server.url}/.well-known/oauth-protected-resource/api"'
     refused(api.patch(f"{V1}/work/files/a.md", json={}), 405, "method_not_allowed")
     refused(api.get("/api/v1/nothing"), 404, "no_route")
-    refused(api.get("/api/v1/whoami", headers={"Host": "rebound.example.net"}), 421, "misdirected")
+    refused(
+        server.anonymous.get("/api/v1/whoami", headers={"Host": "rebound.example.net"}), 421, "misdirected"
+    )
     refused(api.get("/api/v1/whoami", headers={"Origin": "https://elsewhere.example.net"}), 403, "forbidden")
     too_big = "x" * (4 * 1024 * 1024 + 1)
     refused(api.put(f"{V1}/work/files/big.md", json={"content": too_big}), 413, "too_large")

@@ -224,7 +224,9 @@ class RagdownApp:
     async def _checked(self, request: Request) -> Response | None:
         host = request.headers.get("host")
         coded = rest.is_v1(request.url.path)
-        if not self.guard.host_allowed(host):
+        if not self.guard.host_allowed(host) and not self.guard.credentialed(
+            request.headers.get("authorization")
+        ):
             message = f"Host {host!r} is not allowed: add it to RAGDOWN_ALLOWED_HOSTS"
             return error(MISDIRECTED, message, "misdirected" if coded else None)
         if not self.guard.origin_allowed(request.headers.get("origin"), host, request.url.scheme):

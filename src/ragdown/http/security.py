@@ -9,8 +9,10 @@
 - No token configured (`SECURE_LOCAL_NET=true`, a trusted network): a request without a key is `OPEN`
   (every folder, as before keys existed); a request with a key is narrowed to that key.
 - DNS rebinding: a page on another site that points its own hostname at this server sends that hostname
-  as `Host`. Only loopback names, IP literals, this machine's name, the host of `RAGDOWN_PUBLIC_URL` and
-  `RAGDOWN_ALLOWED_HOSTS` are accepted (`*` turns the check off).
+  as `Host`. A request without the token or a live key (the open routes, and every route of a server
+  without a token) is answered only under loopback names, IP literals, this machine's name, the host of
+  `RAGDOWN_PUBLIC_URL` and `RAGDOWN_ALLOWED_HOSTS` (`*` turns the check off); one with a credential, which
+  no such page holds, under any name (a neighbour container's `http://ragdown:3000`).
 - Cross-origin pages: a browser always sends `Origin` on such requests; it must be this server's own
   origin (the bundled UI), `RAGDOWN_PUBLIC_URL`'s, or one of `RAGDOWN_ALLOWED_ORIGINS`. Clients that are
   not browsers send none.
@@ -91,6 +93,13 @@ class Guard:
                 record = self.keys.verify(secret)
                 return record.access() if record is not None else None
         return OPEN if self._digest is None else None
+
+    def credentialed(self, header: str | None) -> bool:
+        """Whether the request carries the token or a live key: such a request passes the Host check under
+        any name (a page that rebinds a name never holds a credential), as a client reaching the server by
+        a name of its network (`http://ragdown:3000`) does."""
+        access = self.resolve(header) if bearer(header) is not None else None
+        return access is not None and access is not OPEN
 
     def authorized(self, header: str | None) -> bool:
         return self.resolve(header) is not None
