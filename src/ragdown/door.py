@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ragdown import atomic, quota
 from ragdown.atomic import SHORT_HASH, path_lock, sha256_hex
-from ragdown.errors import bad_request, conflict, not_found, too_large
+from ragdown.errors import bad_request, conflict, forbidden, not_found, too_large, unavailable
 from ragdown.history.journal import Journal
 from ragdown.index.walk import tree_files
 from ragdown.paths import MAX_DOCUMENT_BYTES, is_markdown
@@ -101,10 +101,21 @@ def hash_matches(base_hash: str, current: str) -> bool:
     return len(given) >= SHORT_HASH and current.startswith(given)
 
 
+def check_hash_form(base_hash: str) -> None:
+    """A `base_hash` too short or not hex is a mistake of the caller's, said as such (not as a change)."""
+    given = base_hash.strip().lower()
+    if len(given) < SHORT_HASH or any(c not in "0123456789abcdef" for c in given):
+        raise bad_request(
+            f"base_hash {base_hash!r} is not a hash: give at least {SHORT_HASH} hex characters of the hash "
+            "ragdown_read_doc answered"
+        )
+
+
 def check_base(base_hash: str | None, current: bytes | None, display: str) -> None:
     """Refuse (`conflict`, code `changed`) when the file changed or went away since `base_hash` was read."""
     if base_hash is None:
         return
+    check_hash_form(base_hash)
     if current is None:
         raise conflict(f"{display} was deleted since it was opened (base_hash {base_hash})", "changed")
     now = sha256_hex(current)
@@ -136,12 +147,13 @@ def read_current(path: Path, display: str) -> bytes | None:
         if err.errno == errno.ELOOP:
             raise bad_request(f"{display} is a symbolic link, which ragdown never follows") from None
         raise
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # checked before Python's file object, which refuses a folder itself
+        os.close(fd)
         if stat.S_ISDIR(mode):
             raise bad_request(f"{display} is a folder, not a document")
-        if not stat.S_ISREG(mode):
-            raise bad_request(f"{display} is not a regular file")
+        raise bad_request(f"{display} is not a regular file")
+    with os.fdopen(fd, "rb") as fh:
         return fh.read()
 
 
@@ -150,6 +162,25 @@ def decode(data: bytes, display: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise bad_request(f"{display} is not UTF-8 text; edit it in an editor instead") from None
+
+
+@contextlib.contextmanager
+def disk_errors(display: str) -> Iterator[None]:
+    """What the disk refuses, said as a refusal instead of an unexpected failure: a read-only filesystem,
+    a permission, a full disk."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno == errno.EROFS:
+            raise unavailable(
+                f"{display} cannot be changed: the documents are on a read-only filesystem (serve them with "
+                "RAGDOWN_READ_ONLY=true)"
+            ) from None
+        if err.errno in (errno.EACCES, errno.EPERM):
+            raise forbidden(f"{display} cannot be changed: permission denied by the filesystem") from None
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise unavailable(f"{display} cannot be written: the disk is full") from None
+        raise
 
 
 def becomes(data: bytes) -> Change:
@@ -179,12 +210,14 @@ def save(
         check_size(data, display)
         quota.check(limits, old, data, display)
         if old is None:
-            make_parents(path, display)
-            atomic.write_new(path, data)
+            with disk_errors(display):
+                make_parents(path, display)
+                atomic.write_new(path, data)
         else:
             # An editor that does not take our lock may have saved since the read above: theirs wins.
             check_base(sha256_hex(old), read_current(path, display), display)
-            atomic.replace(path, data)
+            with disk_errors(display):
+                atomic.replace(path, data)
         if journal is not None and data != old:
             journal.saved(path, old, data, event=event)
     if journal is not None and data != old:
@@ -198,8 +231,9 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
     limits = quota.limits_of(journal.folder if journal is not None else None)
     with quota.held(limits):
         quota.check(limits, None, data, display)
-        make_parents(path, display)
-        atomic.write_new(path, data)
+        with disk_errors(display):
+            make_parents(path, display)
+            atomic.write_new(path, data)
     if journal is not None:
         journal.saved(path, None, data)
         journal.finished(path)
@@ -215,13 +249,21 @@ def delete(
         old = read_current(path, display)
         if old is None:
             raise not_found(f"no such document: {display}")
+        if base_hash is not None:
+            check_hash_form(base_hash)
         if base_hash is not None and not hash_matches(base_hash, sha256_hex(old)):
             raise conflict(
                 f"{display} changed since you read it (base_hash {base_hash}): read it again", "changed"
             )
+        with disk_errors(display):  # refused before the history records a delete that cannot happen
+            if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+                raise OSError(errno.EROFS, "read-only filesystem")
+            if not os.access(path.parent, os.W_OK):
+                raise PermissionError(errno.EACCES, "permission denied")
         if journal is not None:
             journal.deleted(path, old)
-        path.unlink()
+        with disk_errors(display):
+            path.unlink()
     if journal is not None:
         journal.finished(path)
     return old
@@ -239,18 +281,19 @@ def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = No
     over anything that is there, even if it appeared a moment ago. Its history follows it."""
     if (dst.exists() or dst.is_symlink()) and not same_file(src, dst):
         raise conflict(f"{dst_display} already exists")  # before any folder is made for it
-    make_parents(dst, dst_display)
-    if src.is_dir() or same_file(src, dst):
-        if dst.exists() and not same_file(src, dst):
-            raise conflict(f"{dst_display} already exists")
-        os.rename(src, dst)
-    else:
-        with document_lock(src):
-            try:
-                os.link(src, dst)
-            except FileExistsError:
-                raise conflict(f"{dst_display} already exists") from None
-            os.unlink(src)
+    with disk_errors(dst_display):
+        make_parents(dst, dst_display)
+        if src.is_dir() or same_file(src, dst):
+            if dst.exists() and not same_file(src, dst):
+                raise conflict(f"{dst_display} already exists")
+            os.rename(src, dst)
+        else:
+            with document_lock(src):
+                try:
+                    os.link(src, dst)
+                except FileExistsError:
+                    raise conflict(f"{dst_display} already exists") from None
+                os.unlink(src)
     if journal is not None:
         journal.moved(src, dst)
         journal.finished(src, dst)

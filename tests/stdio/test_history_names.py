@@ -3,14 +3,18 @@ leave the history and the disk as they were."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ragdown import door
 from ragdown.engine import Engine
+from ragdown.errors import Refusal
 from ragdown.runtime import Runtime
 from ragdown.scope import Scope
 from tests.conftest import write
@@ -83,3 +87,35 @@ async def test_a_refused_write_leaves_no_folder_behind(
     assert sorted(p.name for p in docs.iterdir() if not p.name.startswith(".")) == ["a.md", "b.md"]
     await end.ok("ragdown_write", path="made/on/write.md", text="# W\n")
     assert (docs / "made/on/write.md").is_file()
+
+
+async def test_a_folder_with_a_documents_name_and_a_short_hash_are_said_plainly(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    (docs / "dir.md").mkdir(parents=True)
+    write(docs, "a.md", "# A\n")
+    end = endpoint(open_engine(docs))
+    assert await end.error("ragdown_write", path="dir.md", text="x") == "dir.md is a folder, not a document"
+    full = (await end.ok("ragdown_read_doc", path="a.md")).split("hash ", 1)[1][:12]
+    short = await end.error("ragdown_write", path="a.md", text="# B\n", base_hash=full[:11])
+    assert "at least 12" in short
+    assert "changed" not in short
+    assert "at least 12" in await end.error("ragdown_delete", path="a.md", base_hash=full[:6])
+    assert (docs / "a.md").read_text() == "# A\n"
+
+
+@pytest.mark.parametrize(
+    ("number", "says"),
+    [
+        (errno.EROFS, "read-only filesystem (serve them with RAGDOWN_READ_ONLY=true)"),
+        (errno.EACCES, "permission denied by the filesystem"),
+        (errno.ENOSPC, "the disk is full"),
+    ],
+)
+def test_what_the_disk_refuses_is_a_refusal(number: int, says: str) -> None:
+    with pytest.raises(Refusal) as refused, door.disk_errors("a.md"):
+        raise OSError(number, os.strerror(number))
+    assert refused.value.message.startswith("a.md cannot be")
+    assert refused.value.message.endswith(says)
+    with pytest.raises(OSError, match="I/O error"), door.disk_errors("a.md"):  # anything else stays
+        raise OSError(errno.EIO, "I/O error")
