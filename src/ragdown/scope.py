@@ -6,6 +6,7 @@ dir; `Scope` converts between the two and builds the file filter that keeps sear
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,13 +59,16 @@ class Scope:
         return f"{self.prefix}/{scope_path}" if self.prefix else scope_path
 
     def view(self, docs_path: str) -> str:
-        """A docs-relative path as the scope shows it (`[work] backups.md` at the root endpoint)."""
+        """A docs-relative path as the scope shows it (`[work] backups.md` at the root endpoint); one outside a
+        subfolder endpoint's subfolder (a link rewritten elsewhere in its folder) relative to it, `../a.md`."""
         if self.folders is not None:
             folder, _, rest = docs_path.partition("/")
             return f"[{folder}] {rest}"
         if not self.prefix:
             return docs_path
-        return docs_path[len(self.prefix) + 1 :] if docs_path.startswith(self.prefix + "/") else docs_path
+        if docs_path.startswith(self.prefix + "/"):
+            return docs_path[len(self.prefix) + 1 :]
+        return posixpath.relpath(docs_path, self.prefix)
 
     def folder_path(self, docs_path: str) -> str:
         """A docs-relative path relative to its folder (where links resolve)."""

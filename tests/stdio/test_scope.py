@@ -493,6 +493,11 @@ async def test_links_resolve_within_a_folder_and_a_subfolder_cannot_follow_one_a
     assert (docs / "work/ops/ops-note.md").is_file()
     tagged = await work.ok("ragdown_recall", query="postgres", top_k=10, tag="infra", format="json")
     assert set(hit_paths(tagged)) == {"ops/pg.md"}
+    # A move inside the subfolder rewrites a link above it, named relative to the subfolder.
+    write(docs, "work/index.md", "# Index\n\nSee [[ops-note]].\n")
+    engine.sync()
+    moved = await ops.ok("ragdown_move", **{"from": "ops-note.md", "to": "note.md"})
+    assert moved.split("\n", 1)[0] == "moved ops-note.md to note.md; links updated in ../index.md"
 
 
 # -- Moving -----------------------------------------------------------------------------------------
