@@ -19,8 +19,9 @@ upkeep (`index.md` link lists) is not counted against the caller. Across process
 `ragdown stdio` on the same folder) the check is made but not serialised: two processes may overshoot by
 their writes in flight.
 
-Usage is reported the way ReadmeDB does (`"13/50 files"`, `"0.05/5 MB"`) in the write answers and in
-`get_namespace_summary` of the `readmedb` tool set.
+Usage is reported in ragdown's own answers as `13/50 files, 0.05/5 MB` (`Usage.report`); the `readmedb`
+tool set's write answers and `get_namespace_summary` write it exactly as ReadmeDB does (`"13/50"`,
+`"0.05/5 MB"`, `maxMB` `"5"`: `toolsets/readmedb_base.py`).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Usage:
 
 
 def mb_text(size: int) -> str:
-    """A size in MB as ReadmeDB writes a limit: `5`, `0.5`, `0.05`."""
+    """A size in MB as ragdown's answers write a limit: `5`, `0.5`, `0.05`."""
     return f"{size / MB:.2f}".rstrip("0").rstrip(".") or "0"
 
 

@@ -146,10 +146,10 @@ async def test_max_files_refuses_one_more_document(server: Server, path: str) ->
     assert (await create(server, folder, "one.md", "x first\n")).ok
     second = await create(server, folder, "two.md", "x second\n")
     assert second.ok, second.text
-    assert "2/2 files" in second.text  # the answer reports the usage
+    assert "2/2" in second.text  # the answer reports the usage (ReadmeDB's "2/2", ragdown's "2/2 files")
     third = await create(server, folder, "three.md", "x third\n")
     refused_for(third, "max_files", 402)
-    assert "2/2 files" in third.text
+    assert "2/2" in third.text
     assert "three.md" not in files_in(server, folder)
 
 
@@ -277,7 +277,7 @@ async def test_readmedb_reports_usage_against_the_quota(server: Server) -> None:
     )
     assert written.ok, written.text
     body = json.loads(written.text)
-    assert (body["files"], body["storage"]) == ("1/50 files", "0.05/5 MB")
+    assert (body["files"], body["storage"]) == ("1/50", "0.05/5 MB")
     server.wait_synced()
     summary = json.loads((await _tool(server, folder, "readmedb", "get_namespace_summary", {})).text)
     assert summary["maxFiles"] == 50
@@ -285,7 +285,7 @@ async def test_readmedb_reports_usage_against_the_quota(server: Server) -> None:
     assert summary["maxStorageBytes"] == 5 * 1024 * 1024
     assert summary["storageUsedPct"] == 1
     assert summary["maxMB"] == "5"
-    assert (summary["files"], summary["storage"]) == ("1/50 files", "0.05/5 MB")
+    assert (summary["files"], summary["storage"]) == ("1/50", "0.05/5 MB")
     plain = new_folder(server)
     summary = json.loads((await _tool(server, plain, "readmedb", "get_namespace_summary", {})).text)
     assert (summary["maxFiles"], summary["filesUsedPct"], summary["maxMB"]) == (None, None, None)

@@ -399,3 +399,18 @@ def test_quotas_refuse_and_report(start_app: StartServer, docs: Path) -> None:
     assert not (docs / "lab/e.md").exists()
     assert (docs / "lab/d.md").read_text() == "# D\n"
     assert ok(api.put(f"{V1}/work/files/a.md", json={"content": "# A\n"}))["quota"] is None
+
+
+def test_documents_take_ragdowns_size_limits_not_the_readmedb_sets(
+    start_app: StartServer, docs: Path
+) -> None:
+    """`/api/v1` is ragdown's REST, not ReadmeDB's: a document may be 8 MiB (the body 4 MiB), as through
+    every face but the readmedb tool set's 1 MB; a folder's `max_file_bytes` holds REST to 1 MB too."""
+    seed(docs)
+    write(docs, "lab/.ragdown.json", json.dumps({"max_file_bytes": 1024 * 1024}))
+    api = start_app(docs).api
+    two_mb = "x" * (2 * 1024 * 1024)
+    assert ok(api.put(f"{V1}/work/files/big.md", json={"content": two_mb}), 201)["sizeBytes"] == len(two_mb)
+    held = refused(api.put(f"{V1}/lab/files/big.md", json={"content": two_mb}), 413, "too_large")
+    assert "max_file_bytes" in held["error"]
+    assert not (docs / "lab/big.md").exists()

@@ -297,6 +297,77 @@ async def test_the_one_megabyte_limit(docs: Path, connect: Connect) -> None:
         assert (docs / "big.md").stat().st_size == MB
 
 
+# -- quotas, in ReadmeDB's words ------------------------------------------------------------------
+
+
+async def test_quota_usage_reads_as_readmedbs_strings(docs: Path, connect: Connect) -> None:
+    """ReadmeDB's reference: `"storage": "0.05/5 MB"`, `"files": "13/50"`, `"maxMB": "5"` (not ragdown's
+    own `13/50 files`)."""
+    write(docs, ".ragdown.json", json.dumps({"max_files": 50, "max_bytes": 5 * MB}))
+    async with readmedb(docs, connect) as s:
+        written = await js(s, "write_file", name="notes.md", content="x" * 52_429)
+        assert (written["storage"], written["files"]) == ("0.05/5 MB", "1/50")
+        appended = await js(s, "append_to_file", name="log.md", content="# Log\n")
+        assert (appended["storage"], appended["files"]) == ("0.05/5 MB", "2/50")
+        summary = await js(s, "get_namespace_summary")
+        assert (summary["fileCount"], summary["maxFiles"], summary["filesUsedPct"]) == (2, 50, 4)
+        assert (summary["storageMB"], summary["maxMB"], summary["storageUsedPct"]) == ("0.05", "5", 1)
+        assert (summary["storage"], summary["files"]) == ("0.05/5 MB", "2/50")
+        assert summary["quotaUsage"] == {"folder": docs.name, "fileCount": 2, "storageBytes": 52_435}
+
+
+async def test_a_quota_under_a_megabyte_is_said_in_mb_with_the_decimals_it_needs(
+    docs: Path, connect: Connect
+) -> None:
+    write(docs, ".ragdown.json", json.dumps({"max_files": 50, "max_bytes": 200}))
+    async with readmedb(docs, connect) as s:
+        written = await js(s, "write_file", name="a.md", content="a" * 179)
+        assert (written["storage"], written["files"]) == ("0.00017/0.00019 MB", "1/50")
+        summary = await js(s, "get_namespace_summary")
+        assert (summary["maxMB"], summary["storageMB"]) == ("0.00019", "0.00017")
+        assert (summary["maxStorageBytes"], summary["storageBytes"]) == (200, 179)
+        assert summary["storageUsedPct"] == 90
+        assert summary["storage"] == "0.00017/0.00019 MB"
+    write(docs, ".ragdown.json", json.dumps({"max_files": 50, "max_bytes": 512 * 1024}))
+    async with readmedb(docs, connect) as s:
+        summary = await js(s, "get_namespace_summary")
+        assert (summary["maxMB"], summary["storageMB"], summary["storage"]) == ("0.5", "0.00", "0.00/0.5 MB")
+
+
+def tool_of(name: str) -> Any:
+    return next(t for t in select("readmedb").tools if t.name == name)
+
+
+async def run_tool(ctx: ToolContext, name: str, /, **args: object) -> Any:
+    spec = tool_of(name)
+    return json.loads(str(await spec.handler(ctx, spec.parse(args))))
+
+
+async def test_a_subfolder_summary_sets_the_folders_usage_against_the_folders_quota(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    """At `/mcp/work/notes` the namespace is the subfolder, the quota the folder's: the usage-vs-quota
+    fields count the folder (as the write door does), the counts of documents the subfolder, and
+    `quotaUsage` says which folder."""
+    write(docs, "work/.ragdown.json", json.dumps({"max_files": 50, "max_bytes": 5 * MB}))
+    for i in range(12):
+        write(docs, f"work/top{i:02}.md", f"# Top {i}\n")
+    write(docs, "work/notes/only.md", "# Only one here\n\n" + "x" * 8)
+    engine = open_engine(docs)
+    ctx = ToolContext(runtime=Runtime(engine.settings, engine), scope=Scope(engine.root, "work", "notes"))
+    folder_bytes = sum(p.stat().st_size for p in (docs / "work").rglob("*.md"))
+    summary = await run_tool(ctx, "get_namespace_summary")
+    assert (summary["fileCount"], summary["storageBytes"]) == (1, 25)
+    assert [f["name"] for f in summary["recentFiles"]] == ["only.md"]
+    assert summary["quotaUsage"] == {"folder": "work", "fileCount": 13, "storageBytes": folder_bytes}
+    assert (summary["maxFiles"], summary["filesUsedPct"], summary["files"]) == (50, 26, "13/50")
+    assert (summary["maxMB"], summary["storage"]) == ("5", "0.00/5 MB")
+    written = await run_tool(ctx, "write_file", name="second.md", content="# Second\n")
+    assert (written["name"], written["files"]) == ("second.md", "14/50")
+    again = await run_tool(ctx, "get_namespace_summary")
+    assert (again["fileCount"], again["quotaUsage"]["fileCount"], again["filesUsedPct"]) == (2, 14, 28)
+
+
 # -- patch, append --------------------------------------------------------------------------------
 
 

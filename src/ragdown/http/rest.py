@@ -140,7 +140,7 @@ class QuotaAnswer(Answer):
     max_files: int | None = None
     max_bytes: int | None = None
     max_file_bytes: int | None = None
-    text: str = Field(description='As ReadmeDB says it: "13/50 files, 0.05/5 MB".')
+    text: str = Field(description='In words: "13/50 files, 0.05/5 MB".')
 
 
 class WriteAnswer(Answer):

@@ -5,6 +5,7 @@ or a write (the index synced before the answer) off the event loop.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -157,16 +158,57 @@ def records_of(ctx: ToolContext, store: IndexStore) -> list[FileRecord]:
     return store.list_files(ctx.scope.file_filter(hide_superseded=False))
 
 
+# ReadmeDB's usage strings (its reference's `"storage": "0.05/5 MB"`, `"files": "13/50"`, `"storageMB":
+# "0.05"`, `"maxMB": "5"`), for this set only: ragdown's own answers say `13/50 files, 0.05/5 MB`
+# (`quota.Usage.report`). Sizes are always in MB, as every example of ReadmeDB's is: usage with 2 decimals,
+# a limit with its trailing zeros dropped. A limit under 0.01 MB (a quota ReadmeDB's plans never have) takes
+# the decimals its first two significant digits need (200 bytes: `"0.00019"`), never `"0"`, and the usage
+# beside it as many, so the two stay comparable (`"0.00017/0.00019 MB"`).
+
+
+def mb_decimals(limit: int | None) -> int:
+    """The decimals of the MB figures measured against `limit`: 2, or more for a limit under 0.01 MB."""
+    if not limit or limit >= MB / 100:
+        return 2
+    return max(2, 1 - math.floor(math.log10(limit / MB)))
+
+
+def used_mb(size: int, limit: int | None = None) -> str:
+    """A usage in MB, as `storageMB` and a `storage` string's first half: `"0.05"`, `"1.00"`."""
+    return f"{size / MB:.{mb_decimals(limit)}f}"
+
+
+def limit_mb(limit: int) -> str:
+    """A limit in MB, as `maxMB` and a `storage` string's second half: `"5"`, `"0.5"`, `"0.00019"`."""
+    return f"{limit / MB:.{mb_decimals(limit)}f}".rstrip("0").rstrip(".")
+
+
+def storage_text(used: int, limit: int | None) -> str:
+    """`"0.05/5 MB"`; `"0.05 MB"` without a limit."""
+    return f"{used_mb(used, limit)}/{limit_mb(limit)} MB" if limit else f"{used_mb(used)} MB"
+
+
+def files_text(used: int, limit: int | None) -> str:
+    """`"13/50"`; `"13"` without a limit."""
+    return f"{used}/{limit}" if limit else str(used)
+
+
 def usage(ctx: ToolContext) -> dict[str, str]:
-    """A write answer's `storage` and `files`: the namespace's usage (`"0.05 MB"`, `"13"`), or, when its
-    folder has a quota, the folder's against it (`"0.05/5 MB"`, `"13/50 files"`), as ReadmeDB says it."""
+    """A write answer's `storage` and `files`: when the folder has a quota, the folder's usage against it
+    (`"0.05/5 MB"`, `"13/50"`), as ReadmeDB writes it; without one, the namespace's usage (`"0.05 MB"`,
+    `"13"`)."""
     limits = quota.quota_of(ctx.scope.folder_dir)
     if not limits.set:
         records = records_of(ctx, ctx.store())
-        return {"storage": f"{sum(r.size for r in records) / MB:.2f} MB", "files": str(len(records))}
+        return {
+            "storage": storage_text(sum(r.size for r in records), None),
+            "files": files_text(len(records), None),
+        }
     used = quota.usage_of(ctx.scope.folder_dir)
-    files = f"{used.files}/{limits.max_files} files" if limits.max_files else str(used.files)
-    return {"storage": quota.storage_text(used.bytes, limits.max_bytes), "files": files}
+    return {
+        "storage": storage_text(used.bytes, limits.max_bytes),
+        "files": files_text(used.files, limits.max_files),
+    }
 
 
 def text_of(data: bytes) -> str:

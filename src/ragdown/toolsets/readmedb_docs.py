@@ -119,7 +119,9 @@ same files are searchable through ragdown's own tools and editable in any editor
 - Quotas (plan `{PLAN}`): the folder's own, set by the server's admin, if any: most files (`maxFiles`),
   most bytes of all files together (`maxStorageBytes`), most bytes of one file. get_namespace_summary reports
   them with `maxMB`, `filesUsedPct` and `storageUsedPct` (all `null` when none is set); a write's `storage`
-  and `files` show the usage against them (`"0.05/5 MB"`, `"13/50 files"`; usage alone without one). A write,
+  and `files` show the usage against them (`"0.05/5 MB"`, `"13/50"`; usage alone without one). A namespace
+  that is a subfolder shares its folder's quota: these fields count the whole folder (`quotaUsage` in the
+  summary names it), while `fileCount` and `storageBytes` count the namespace. A write,
   append, patch or restore that would pass one is refused before anything changes: `QUOTA_EXCEEDED` for the
   files or the storage, `FILE_TOO_LARGE` for one file. An edit that does not grow the namespace always works.
 - Rate limit: the server's, per key (`RAGDOWN_RATE_LIMIT` requests a minute, 600 unless set). Past it a request
@@ -182,7 +184,10 @@ Returns `{{fileCount, maxFiles, filesUsedPct, storageBytes, maxStorageBytes, sto
 maxMB, plan, recentFiles, recommended_action}}`: `recentFiles` are the {RECENT_FILES} most recently changed
 (`{{name, updatedAt, age}}`, age like `2h ago`). Plan is `{PLAN}`; the max and pct fields are the folder's
 quota and its use (`null` when none is set). With a quota set, `storage` and `files` too: the use as a write
-answers it (`"0.05/5 MB"`, `"13/50 files"`). {_recommendation_text()}
+answers it (`"0.05/5 MB"`, `"13/50"`), and `quotaUsage`: `{{folder, fileCount, storageBytes}}`, the
+folder whose quota it is and its usage, which the max and pct fields, `storage` and `files` describe;
+`fileCount`, `storageBytes`, `storageMB` and `recentFiles` describe this namespace (at a subfolder
+endpoint, the subfolder only). {_recommendation_text()}
 """,
     "list_files": f"""# list_files
 
@@ -212,9 +217,9 @@ Parameters: `name` (required), `content` (required, at most {MAX_FILE_BYTES:,} b
 (default false: when true, an existing file is left as it is).
 
 Creates or replaces the file; the version replaced stays in the history. Returns `{{ok, name, sizeBytes,
-storage, files}}` (against the quota when one is set, `"0.05/5 MB"`, `"13/50 files"`; else usage alone,
-`"0.05 MB"`, `"13"`), with `"skipped": true` when if_not_exists left an existing file alone. Errors:
-`FILE_TOO_LARGE`, `QUOTA_EXCEEDED`, `INVALID_NAME`.
+storage, files}}` (the folder's usage against its quota when one is set, `"0.05/5 MB"`, `"13/50"`; else
+usage alone, `"0.05 MB"`, `"13"`), with `"skipped": true` when if_not_exists left an existing file alone.
+Errors: `FILE_TOO_LARGE`, `QUOTA_EXCEEDED`, `INVALID_NAME`.
 """,
     "patch_file": """# patch_file
 

@@ -24,16 +24,20 @@ from ragdown.toolsets.readmedb_base import (
     created_ms,
     error_text,
     fail,
+    files_text,
     head,
     journal_for,
+    limit_mb,
     ms,
     no_file,
     read_existing,
     records_of,
+    storage_text,
     target,
     text_of,
     updated_ms,
     usage,
+    used_mb,
 )
 from ragdown.toolsets.readmedb_docs import (
     LIST_LIMIT,
@@ -73,12 +77,41 @@ def _pct(used: int, limit: int | None) -> int | None:
 
 
 def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
+    """ReadmeDB's summary of the namespace, the endpoint's scope.
+
+    Which scope each field describes. At a subfolder endpoint (`/mcp/<folder>/<sub>`) the namespace is
+    the subfolder, but the quota is the folder's: the write door counts the whole folder against it. So:
+
+    - the namespace's own documents (what list_files and search_files see): `fileCount`, `storageBytes`,
+      `storageMB`, `recentFiles`, `recommended_action`;
+    - the folder's usage against the folder's quota, every field that compares usage with a limit:
+      `maxFiles`, `maxStorageBytes`, `maxMB`, `filesUsedPct`, `storageUsedPct`, and `files` and `storage`
+      (`"0.05/5 MB"`, `"13/50"`, the same strings a write answers);
+    - `quotaUsage` (with a quota set; a field ReadmeDB's shape lacks and its clients ignore) labels it:
+      `{folder, fileCount, storageBytes}`, the folder those fields describe and the counts behind them.
+
+    At a folder endpoint both are the same folder (the quota counts the Markdown documents on disk, the
+    namespace's fields what the index holds, which a moment ago's edit can make differ). Without a quota the
+    limit and percentage fields are `null`, and `files`, `storage` and `quotaUsage` are left out. `storageMB`
+    takes as many decimals as `maxMB` needs (`limit_mb`), so the two compare.
+    """
     records = records_of(ctx, ctx.store())
     size = sum(r.size for r in records)
     now_ms = int(time.time() * 1000)
     recent = sorted(records, key=lambda r: (-r.mtime_ns, r.path))[:RECENT_FILES]
     limits = quota.quota_of(ctx.scope.folder_dir)
     used = quota.usage_of(ctx.scope.folder_dir) if limits.set else None  # what the quota counts
+    folder_usage: dict[str, Any] = {}
+    if used is not None:
+        folder_usage = {
+            "storage": storage_text(used.bytes, limits.max_bytes),
+            "files": files_text(used.files, limits.max_files),
+            "quotaUsage": {
+                "folder": ctx.scope.folder or ctx.scope.root.name,
+                "fileCount": used.files,
+                "storageBytes": used.bytes,
+            },
+        }
     return {
         "fileCount": len(records),
         "maxFiles": limits.max_files,
@@ -86,10 +119,9 @@ def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
         "storageBytes": size,
         "maxStorageBytes": limits.max_bytes,
         "storageUsedPct": _pct(used.bytes, limits.max_bytes) if used else None,
-        "storageMB": f"{size / MB:.2f}",
-        "maxMB": quota.mb_text(limits.max_bytes) if limits.max_bytes else None,
-        # With a quota, the use as a write answers it, ReadmeDB's phrases: "13/50 files", "0.05/5 MB".
-        **(usage(ctx) if limits.set else {}),
+        "storageMB": used_mb(size, limits.max_bytes),
+        "maxMB": limit_mb(limits.max_bytes) if limits.max_bytes else None,
+        **folder_usage,
         "plan": PLAN,
         "recentFiles": [
             {
