@@ -94,3 +94,80 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     outside = ragdown(env, "search", str(docs), "x", "--path-prefix", "../etc")
     assert outside.returncode == 2
     assert "outside the docs folder" in outside.stderr
+
+
+def recall_refusal(**arguments: object) -> str:
+    """What `ragdown_recall` (over MCP and REST) answers to these arguments: its refusal's message."""
+    from ragdown.errors import Refusal
+    from ragdown.tools.read import RECALL
+
+    with pytest.raises(Refusal) as refused:
+        RECALL.parse(dict(arguments))
+    return refused.value.message
+
+
+def test_search_refuses_what_ragdown_recall_refuses_with_its_message(tmp_path: Path) -> None:
+    """An empty query, or a `top_k` outside 1-50, is refused by the tool's own argument model: the same
+    message as MCP's, exit 2, nothing on stdout (it used to print every chunk, or clamp `top_k`)."""
+    docs = tmp_path / "docs"
+    for n in range(60):
+        write(docs, f"n{n}.md", f"# Note {n}\n\nrestore step {n}\n")
+    env = isolated_env(tmp_path)
+    for query, top_k in (("", 8), ("restore", 0), ("restore", -5), ("restore", 500), ("restore", 51)):
+        done = ragdown(env, "search", str(docs), query, "--top-k", str(top_k))
+        assert (done.returncode, done.stdout) == (2, ""), (query, top_k, done.stdout[:200])
+        assert done.stderr == f"ragdown: {recall_refusal(query=query, top_k=top_k)}\n"
+        assert "Traceback" not in done.stderr
+    assert "query" in ragdown(env, "search", str(docs), "").stderr
+    for top_k in (1, 50):
+        done = ragdown(env, "search", str(docs), "restore", "--top-k", str(top_k), "--json")
+        assert done.returncode == 0, done.stderr
+        assert len(json.loads(done.stdout)["hits"]) == top_k
+
+
+def test_a_primary_declines_a_search_ragdown_recall_refuses(tmp_path: Path) -> None:
+    """A primary asked over its socket checks the same way, and declines with the tool's message (the CLI
+    then refuses it alone), instead of answering with a clamped `top_k`."""
+    from ragdown.commands import answer
+    from ragdown.config import Settings, settings_environment
+    from ragdown.engine import Engine
+
+    docs = tmp_path / "docs"
+    write(docs, "a.md", "# A\n\nrestore it\n")
+    env = isolated_env(tmp_path, RAGDOWN_DATA_DIR=str(tmp_path / "data"))
+    engine = Engine(Settings.from_env(env).with_docs_dir(docs), "stdio", docs_dir=docs)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        asked = {"op": "search", "root": str(docs.resolve()), "env": settings_environment(env), "tag": None}
+        for query, top_k in (("", 8), ("restore", 0), ("restore", 500)):
+            assert answer(engine, {**asked, "query": query, "top_k": top_k}) == {
+                "ok": False,
+                "error": recall_refusal(query=query, top_k=top_k),
+            }
+        found = answer(engine, {**asked, "query": "restore", "top_k": 1})
+        assert found["ok"], found
+        assert found["output"].startswith("a.md:")
+    finally:
+        engine.close()
+
+
+def test_the_clis_quick_check_agrees_with_ragdown_recalls_model() -> None:
+    """`check_search` loads the tool's model only for arguments it may refuse; what it lets through without
+    the model, the model takes too, and what it refuses is the model's refusal."""
+    from ragdown.commands import SearchRequest, check_search
+    from ragdown.errors import Refusal
+    from ragdown.tools.read import RECALL
+
+    for query in ("", " ", "x", "restore twice"):
+        for top_k in (-5, 0, 1, 8, 50, 51, 500):
+            try:
+                RECALL.parse({"query": query, "top_k": top_k})
+                expected = None
+            except Refusal as err:
+                expected = err.message
+            try:
+                check_search(SearchRequest(query, top_k))
+                got = None
+            except Refusal as err:
+                got = err.message
+            assert got == expected, (query, top_k)

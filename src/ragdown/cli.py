@@ -179,6 +179,8 @@ def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
 
 
 def _search(settings: Settings, args: argparse.Namespace) -> int:
+    """A primary checks the arguments as `ragdown_recall` does and declines bad ones; the CLI alone checks
+    them before it opens the index, so either way they are refused with the tool's message (exit 2)."""
     payload = {
         "op": "search",
         "query": args.query,
@@ -189,11 +191,12 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
     }
     output = _ask_primary(settings, args.dir, payload)
     if output is None:
-        from ragdown.commands import SearchRequest, search_output
+        from ragdown.commands import SearchRequest, check_search, search_output
 
+        request = SearchRequest(args.query, args.top_k, args.path_prefix, args.tag, args.json)
+        check_search(request)  # before the index (and the model) is opened
         engine = _engine(settings, args.dir)
         try:
-            request = SearchRequest(args.query, args.top_k, args.path_prefix, args.tag, args.json)
             output = search_output(settings, engine, request)
         finally:
             engine.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.config import SEARCH_TOP_K, ConfigError, Settings
+from ragdown.errors import Refusal
 from ragdown.index.filter_sql import FileFilter
 from ragdown.paths import normalise_prefix
 from ragdown.runtime import Runtime
@@ -44,16 +45,40 @@ class SearchRequest:
     as_json: bool = False
 
 
+def check_search(request: SearchRequest) -> None:
+    """Refuse what `ragdown_recall` refuses, with its message: the arguments are checked by the tool's own
+    definition (`RecallArgs`), so the CLI takes exactly what MCP and REST take, and a bad one is a `Refusal`
+    (`ragdown: ragdown_recall: invalid arguments (...)`, exit 2).
+
+    The model is loaded only for arguments it may refuse: a query that is not empty and a `top_k` within
+    `SEARCH_TOP_K`, the bounds `RecallArgs` is built from, are all it asks of these, and a search that passes
+    them keeps the CLI from importing pydantic and the tools (`tests/test_cli_imports.py`)."""
+    low, high = SEARCH_TOP_K
+    if request.query and low <= request.top_k <= high:
+        return
+    from ragdown.tools.read import RECALL
+
+    RECALL.parse(
+        {
+            "query": request.query,
+            "top_k": request.top_k,
+            "path_prefix": request.path_prefix,
+            "tag": request.tag,
+        }
+    )
+
+
 def search_output(settings: Settings, engine: Engine, request: SearchRequest) -> str:
-    """Sync (in the primary), search and format: exactly what `ragdown search` writes to stdout."""
+    """Check (as `ragdown_recall` does), sync (in the primary), search and format: exactly what
+    `ragdown search` writes to stdout."""
+    check_search(request)
     if engine.indexer is not None:
         engine.sync()
     flt = FileFilter(
         prefixes=(normalise_prefix(request.path_prefix),) if request.path_prefix else (),
         tag=normalise_tag(request.tag) if request.tag else None,
     )
-    low, high = SEARCH_TOP_K
-    opts = Runtime(settings, engine).search_options(max(low, min(high, request.top_k)))
+    opts = Runtime(settings, engine).search_options(request.top_k)
     hits = engine.search(request.query, flt, opts)
     if request.as_json:
         return recall_json(hits, settings.text_limit) + "\n"
@@ -129,11 +154,14 @@ def answer(engine: Engine, request: Mapping[str, Any]) -> dict[str, Any]:
             tag is None or isinstance(tag, str)
         ):
             return {"ok": False, "error": "path_prefix and tag must be strings"}
-        output = search_output(
-            settings,
-            engine,
-            SearchRequest(query, top_k, path_prefix, tag, bool(request.get("json"))),
-        )
+        try:
+            output = search_output(
+                settings,
+                engine,
+                SearchRequest(query, top_k, path_prefix, tag, bool(request.get("json"))),
+            )
+        except Refusal as err:  # the CLI, alone, refuses it with the same message
+            return {"ok": False, "error": err.message}
     else:
         return {"ok": False, "error": f"unknown op {op!r}"}
     return {"ok": True, "output": output}

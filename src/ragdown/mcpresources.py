@@ -193,7 +193,11 @@ def onboard_text(title: str, tools: Mapping[str, AnyTool], *, root: bool, task: 
                 steps.append(text)
                 break
     cite = "[doc_path, L<start>-<end>]" if "get_node_content" in tools else "[path, L<a>-<b>]"
-    head = f'How to start on the "{title}" folder of Markdown documents:'
+    head = (
+        "How to start on the Markdown documents of every folder this server offers:"
+        if root
+        else f'How to start on the "{title}" folder of Markdown documents:'
+    )
     if steps:
         steps.append(
             f"Answer from what you read, and cite every piece of evidence as {cite} with the line numbers "

@@ -93,7 +93,10 @@ async def test_the_root_endpoint_names_each_document_with_its_folder(
         with pytest.raises(MCPError) as caught:  # a human-only folder is not there
             await client.read_resource("ragdown://home/secret.md", cache_mode="bypass")
         assert "not found" in caught.value.error.message
-        assert "ragdown_folders" in prompt_text(await client.get_prompt("ragdown_onboard"))
+        onboard = prompt_text(await client.get_prompt("ragdown_onboard"))
+        assert "ragdown_folders" in onboard
+        assert "every folder this server offers" in onboard
+        assert '"every" folder' not in onboard
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from ragdown.config import Settings
+from ragdown.documents import CHUNKER_VERSION
 from ragdown.engine import Engine
 from ragdown.index.filter_sql import FileFilter
 from ragdown.index.primary import request, socket_path
-from ragdown.index.store import DB_NAME
+from ragdown.index.store import DB_NAME, INDEX_VERSION, IndexMeta, rebuild_message
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import REPO, isolated_env, write
 
@@ -214,3 +216,51 @@ def test_a_dead_primarys_socket_is_taken_over(
         assert engine.sync()["added"] == 1
     finally:
         engine.close()
+
+
+def test_a_reader_of_an_index_another_version_built_says_what_differs_and_what_rebuilds_it(
+    env: dict[str, str], docs: Path, primary: Callable[[], subprocess.Popen[str]]
+) -> None:
+    """The primary is running, with the same embedder, but the index's chunker version is not this one's
+    (another version of ragdown indexes it): the reader names the chunker versions, not the embedder it
+    shares, and says the primary is the one to restart (it used to say `needs a rebuild for hash-384 (it
+    holds hash-384): start the primary`)."""
+    write(docs, "doc.md", versioned(0))
+    primary()
+    index = Path(env["RAGDOWN_DATA_DIR"]) / DB_NAME
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'chunker_version'", (str(CHUNKER_VERSION - 1),))
+    engine = reader(env, docs)
+    try:
+        assert engine.role == "reader"
+        message = engine.error or ""
+        assert message.startswith(
+            f"the index at {index} was built with chunker version {CHUNKER_VERSION - 1}, not this version's "
+            f"{CHUNKER_VERSION}: only the primary (the ragdown process indexing it, running now) rebuilds it; "
+            "it is another version of ragdown, still running: restart it with this version"
+        ), message
+        assert "embedder" not in message
+        assert "start the primary" not in message
+        assert "`ragdown index --full`" in message
+    finally:
+        engine.close()
+
+
+def test_a_rebuild_message_names_each_thing_that_differs() -> None:
+    ours = IndexMeta(embedder="hash-384", dim=384, chunker_version=7)
+    same = ours.as_dict()
+    embedder = rebuild_message("X", {**same, "embedder": "bge-small", "dim": "768"}, ours)
+    assert embedder.startswith(
+        "the index at X was built with the embedder bge-small (768 dimensions), not this process's hash-384 "
+        "(384 dimensions): "
+    )
+    assert "RAGDOWN_EMBEDDER" in embedder
+    assert "version" not in embedder
+    index = rebuild_message("X", {**same, "index_version": "1"}, ours)
+    assert f"index version 1, not this version's {INDEX_VERSION}" in index
+    assert "embedder" not in index
+    both = rebuild_message("X", {**same, "embedder": "bge-small", "chunker_version": "6"}, ours)
+    assert "the embedder bge-small" in both
+    assert "chunker version 6, not this version's 7" in both
+    assert "RAGDOWN_EMBEDDER=hash-384" in both
+    assert "has not been built yet" in rebuild_message("X", {}, ours)

@@ -10,8 +10,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
+from ragdown.toolsets import ragdown_instructions, root_instructions
 from tests.conftest import BOTH_BACKENDS, write
+from tests.http.conftest import (
+    TOKEN,
+    StartServer,
+    ops_folder,
+    start_app,  # noqa: F401 (the fixture: `ragdown serve`'s app, in-process)
+)
 from tests.stdio.conftest import Connect
 
 pytestmark = pytest.mark.anyio
@@ -454,3 +463,78 @@ async def test_reports_stats(docs: Path, connect: Connect) -> None:
         assert stats["last_sync"]["added"] == 1
         report = json.loads(await s.ok("ragdown_reindex", full=True))
         assert (report["added"], report["chunks"]) == (1, 2)
+
+
+# -- the root endpoint's instructions -----------------------------------------------------------------
+
+
+async def test_the_root_endpoint_has_instructions_of_its_own_and_each_folder_keeps_its_title(
+    docs: Path,
+    start_app: StartServer,  # noqa: F811 (the fixture, imported below)
+) -> None:
+    """`/mcp` (`RAGDOWN_ROOT_MCP`) spans every folder the caller sees: its instructions say so, and name
+    no folder (its title was once put where a folder's goes: `Search the "every" folder ...`)."""
+    ops_folder(docs)
+    write(docs, "every/plan.md", "# Plan\n\nthe plan\n")  # a folder really titled "every" keeps its title
+    write(docs, "every/.ragdown.json", json.dumps({"mcp": True}))
+    server = start_app(docs, RAGDOWN_ROOT_MCP="true")
+
+    async def instructions(path: str) -> str:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            server.mcp_http(headers) as http,
+            Client(streamable_http_client(server.url + path, http_client=http)) as client,
+        ):
+            return client.instructions or ""
+
+    root = await instructions("/mcp")
+    assert root == root_instructions()
+    assert root.startswith("Search the user's Markdown documents, in every folder this server offers")
+    assert "ragdown_folders" in root
+    assert '"every"' not in root
+    assert "folder of the user's" not in root
+    assert await instructions("/mcp/ops") == ragdown_instructions("Operations")
+    assert (await instructions("/mcp/ops")).startswith(
+        'Search the "Operations" folder of the user\'s Markdown documents. Call ragdown_recall before '
+    )
+    assert (await instructions("/mcp/every")).startswith('Search the "every" folder of the user\'s')
+
+
+# -- ragdown_remember's tags ----------------------------------------------------------------------
+
+
+async def test_remember_refuses_a_tag_the_index_would_not_hold_and_writes_nothing(
+    docs: Path, connect: Connect
+) -> None:
+    """Each tag is checked as the indexer reads tags (`normalize_tag`): one it would drop (a space, a comma,
+    only digits) or a blank one is refused before anything is written, so a saved note is found by every tag
+    it was given."""
+    async with connect(docs) as s:
+        spaced = await s.error("ragdown_remember", title="T", content="c", name="t", tags=["ok", "has space"])
+        assert "'has space'" in spaced
+        assert "letters, digits, _, - and /" in spaced
+        assert "blank" in await s.error("ragdown_remember", title="T", content="c", name="t", tags=[" "])
+        assert "blank" in await s.error("ragdown_remember", title="T", content="c", name="t", tags=[""])
+        for bad in (["has space", " "], ["a,b"], ["2024"], ["#"], ["x\ny"]):
+            said = await s.error("ragdown_remember", title="T", content="c", name="t", tags=bad)
+            assert said.startswith("tag "), said
+        assert not (docs / "notes").exists()
+        assert await s.ok("ragdown_list", path_prefix="notes") == "No documents."
+
+
+async def test_remember_writes_a_tag_as_the_indexer_reads_it(docs: Path, connect: Connect) -> None:
+    """A leading `#`, a trailing `/` and surrounding spaces are dropped (what an agent meant), a repeat is
+    written once, and the note is listed under each tag it was given."""
+    async with connect(docs) as s:
+        saved = await s.ok(
+            "ragdown_remember",
+            title="T",
+            content="c",
+            name="t",
+            tags=[" #Project/Alpha/ ", "project/alpha", "ops", "#ops"],
+        )
+        assert saved == "saved notes/t.md"
+        assert '\ntags: ["Project/Alpha", "ops"]\n' in (docs / "notes/t.md").read_text()
+        for tag in ("project", "project/alpha", "ops"):
+            listed = await s.ok("ragdown_list", tag=tag)
+            assert "notes/t.md — T" in listed, (tag, listed)

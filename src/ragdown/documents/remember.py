@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
+from ragdown.documents.meta import normalize_tag
 from ragdown.documents.writes import yaml_string
 
 REMEMBER_TOOL = "ragdown_remember"
@@ -22,6 +23,28 @@ def slugify(title: str) -> str:
     text = unicodedata.normalize("NFKD", title.lower())
     slug = _NOT_ALNUM.sub("-", text).strip("-")[:SLUG_LENGTH]
     return slug or "note"
+
+
+def note_tags(raw: Sequence[str]) -> tuple[str, ...]:
+    """The tags `ragdown_remember` writes for the ones it was given: each as the indexer reads it
+    (`normalize_tag`), so every tag written is a tag the document is found by. Surrounding spaces, a leading
+    `#` and a trailing `/` are dropped (`#Project/alpha` is `Project/alpha`), a repeat is written once; a tag
+    that is blank, or that the indexer would not take, raises `ValueError` saying why."""
+    tags: list[str] = []
+    seen: set[str] = set()
+    for item in raw:
+        if not item.strip():
+            raise ValueError(f"tag {item!r} is blank")
+        indexed = normalize_tag(item)
+        if indexed is None:
+            raise ValueError(
+                f"tag {item!r} cannot be a tag: a tag holds only letters, digits, _, - and / (no spaces), "
+                "and not only digits and slashes"
+            )
+        if indexed not in seen:
+            seen.add(indexed)
+            tags.append(item.strip().lstrip("#").rstrip("/"))
+    return tuple(tags)
 
 
 def utc_today() -> datetime.date:

@@ -45,6 +45,7 @@ from ragdown.index.store import (
     IndexMeta,
     PendingFile,
     StoreError,
+    rebuild_message,
 )
 
 if TYPE_CHECKING:
@@ -318,10 +319,7 @@ class PgStore:
     def check_meta(self, meta: IndexMeta) -> None:
         have = self.read_meta()
         if have != meta.as_dict():
-            raise StoreError(
-                f"the index in {self.backend.describe()} needs a rebuild for {meta.embedder} "
-                f"(it holds {have.get('embedder', 'nothing')}): start the primary to rebuild it"
-            )
+            raise StoreError(rebuild_message(self.backend.describe(), have, meta))
 
     def generation(self) -> int:
         return self.backend.generation()

@@ -155,6 +155,51 @@ class IndexMeta:
         }
 
 
+def rebuild_message(where: str, have: Mapping[str, str], want: IndexMeta) -> str:
+    """Why a reader cannot use the index `where` (its meta `have`, this process's `want`): what differs,
+    and what rebuilds it. Only the primary rebuilds, and a reader sees one running: it is the other process
+    (another version of ragdown, or another embedder) that must change, or stop so that one of this kind
+    takes over and rebuilds the index."""
+    if not have:
+        return (
+            f"the index at {where} has not been built yet: the primary (the ragdown process indexing it) "
+            "builds it; restart that process if it does not"
+        )
+    ours = want.as_dict()
+    differs = [
+        key for key in ("embedder", "dim", "chunker_version", "index_version") if have.get(key) != ours[key]
+    ]
+    parts: list[str] = []
+    if "embedder" in differs or "dim" in differs:
+        theirs = f"{have.get('embedder', 'none')} ({have.get('dim', '?')} dimensions)"
+        parts.append(f"the embedder {theirs}, not this process's {want.embedder} ({want.dim} dimensions)")
+    for key, what in (("chunker_version", "chunker version"), ("index_version", "index version")):
+        if key in differs:
+            parts.append(f"{what} {have.get(key, 'none')}, not this version's {ours[key]}")
+    versions = "chunker_version" in differs or "index_version" in differs
+    embedders = "embedder" in differs or "dim" in differs
+    if versions and embedders:
+        fix = (
+            f"restart it with this version of ragdown and RAGDOWN_EMBEDDER={want.embedder} and it rebuilds "
+            "the index"
+        )
+    elif versions:
+        fix = (
+            "it is another version of ragdown, still running: restart it with this version and it rebuilds "
+            "the index, or stop it and the next ragdown of this version to take the index over (a reader "
+            "running now, or `ragdown index --full`) rebuilds it"
+        )
+    else:
+        fix = (
+            "give every ragdown process on this folder the same RAGDOWN_EMBEDDER, or restart the primary "
+            f"with {want.embedder} and it rebuilds the index"
+        )
+    return (
+        f"the index at {where} was built with {' and '.join(parts)}: only the primary (the ragdown process "
+        f"indexing it, running now) rebuilds it; {fix}"
+    )
+
+
 class FileState(NamedTuple):
     """What the index remembers of a file, enough to decide whether it must be read again.
 
@@ -397,10 +442,7 @@ class Store:
         have = self.read_meta()
         want = meta.as_dict()
         if have != want:
-            raise StoreError(
-                f"the index at {self.path} needs a rebuild for {meta.embedder} "
-                f"(it holds {have.get('embedder', 'nothing')}): start the primary to rebuild it"
-            )
+            raise StoreError(rebuild_message(str(self.path), have, meta))
 
     # -- writes ------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from ragdown import door, quota
 from ragdown.atomic import sha256_hex
 from ragdown.documents.lint import lint
 from ragdown.documents.move import plan_move
-from ragdown.documents.remember import default_note_name, note_names, remember_text
+from ragdown.documents.remember import default_note_name, note_names, note_tags, remember_text
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.writes import append_text, prepare_write
 from ragdown.errors import Refusal, bad_request, conflict, not_found
@@ -114,7 +114,12 @@ def _rel(ctx: ToolContext, path: Path) -> str:
 class RememberArgs(Args):
     title: Annotated[str, Field(min_length=1)]
     content: str
-    tags: list[str] | None = None
+    tags: Annotated[
+        list[str] | None,
+        Field(
+            description="Each of letters, digits, _, - and / (nested: project/alpha); a leading # is dropped."
+        ),
+    ] = None
     name: Annotated[
         str | None, Field(description="File name without .md; default <date>-<slug of title>.")
     ] = None
@@ -141,6 +146,10 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> Answer:
         split_safe(f"{base}.md")
     except Refusal as err:
         raise bad_request(f"name {a.name!r} cannot be used: {err.message}") from None
+    try:
+        tags = note_tags(a.tags or ())
+    except ValueError as err:
+        raise bad_request(str(err)) from None
     replaced: list[str] = []
     for raw in a.supersedes or []:
         try:
@@ -156,7 +165,7 @@ def remember_file(ctx: ToolContext, a: RememberArgs) -> Answer:
         rel = f"{notes}/{name}.md" if notes else f"{name}.md"
         path = _doc_path(ctx, rel)
         text = remember_text(
-            a.title, a.content, note_path=rel, tags=a.tags or (), supersedes=replaced, session_id=a.session_id
+            a.title, a.content, note_path=rel, tags=tags, supersedes=replaced, session_id=a.session_id
         )
         try:
             journal = ctx.journal(REMEMBER_NAME, a.session_id)

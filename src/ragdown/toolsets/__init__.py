@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ragdown.errors import Refusal, bad_request
 from ragdown.tools import ALL_TOOLS, AnyTool
+from ragdown.tools.root import FOLDERS
 from ragdown.toolsets.base import PromptSpec, ResourceSpec, ResourceTemplateSpec
 
 DEFAULT_TOOLSET = "ragdown"
@@ -25,6 +26,17 @@ def ragdown_instructions(title: str) -> str:
         f'Search the "{title}" folder of the user\'s Markdown documents. Call ragdown_recall before '
         "answering a question the documents might cover, then ragdown_read_doc to read around a hit; "
         "ragdown_outline walks folders and a long document's sections."
+    )
+
+
+def root_instructions() -> str:
+    """The root endpoint's (`/mcp` under `RAGDOWN_ROOT_MCP`): every folder the caller sees, none by title."""
+    return (
+        "Search the user's Markdown documents, in every folder this server offers: ragdown_folders lists "
+        "them. Call ragdown_recall before answering a question the documents might cover (it searches every "
+        "folder unless given one, and each hit names its folder), then ragdown_read_doc with the hit's folder "
+        "and path to read around it; ragdown_outline walks a folder and a long document's sections. A tool "
+        "that works in one folder takes it as folder, and its paths are relative to that folder."
     )
 
 
@@ -109,8 +121,21 @@ class Selection:
     templates: tuple[ResourceTemplateSpec, ...] = ()
     prompts: tuple[PromptSpec, ...] = ()
 
+    @property
+    def is_root(self) -> bool:
+        """The root endpoint's selection: its tools are ragdown's with a `folder` argument, plus
+        `ragdown_folders` (`ROOT_TOOLS`), and no folder's title describes them."""
+        return any(t.name == FOLDERS.name for t in self.tools)
+
     def instructions(self, title: str) -> str:
-        return "\n\n".join(SETS[name].instructions(title) for name in self.names)
+        """The server's instructions: each set's for a folder titled `title`; the root endpoint's own at `/mcp`
+        (its title names no folder)."""
+        return "\n\n".join(
+            root_instructions()
+            if self.is_root and name == DEFAULT_TOOLSET
+            else SETS[name].instructions(title)
+            for name in self.names
+        )
 
 
 def parse(raw: str | None) -> tuple[str, ...]:
@@ -149,4 +174,13 @@ def select(raw: str | None) -> Selection:
     )
 
 
-__all__ = ["DEFAULT_TOOLSET", "SETS", "Selection", "ToolSet", "parse", "select"]
+__all__ = [
+    "DEFAULT_TOOLSET",
+    "SETS",
+    "Selection",
+    "ToolSet",
+    "parse",
+    "ragdown_instructions",
+    "root_instructions",
+    "select",
+]
