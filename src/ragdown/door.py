@@ -192,6 +192,13 @@ def becomes(data: bytes) -> Change:
     return change
 
 
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
 def save(
     path: Path,
     display: str,
@@ -209,6 +216,7 @@ def save(
         data = change(old)
         check_size(data, display)
         quota.check(limits, old, data, display)
+        before_at = _mtime(path) if old is not None else None
         if old is None:
             with disk_errors(display):
                 make_parents(path, display)
@@ -219,7 +227,7 @@ def save(
             with disk_errors(display):
                 atomic.replace(path, data)
         if journal is not None and data != old:
-            journal.saved(path, old, data, event=event)
+            journal.saved(path, old, data, event=event, before_at=before_at)
     if journal is not None and data != old:
         journal.finished(path)
     return Written(path, data, created=old is None)

@@ -119,3 +119,20 @@ def test_what_the_disk_refuses_is_a_refusal(number: int, says: str) -> None:
     assert refused.value.message.endswith(says)
     with pytest.raises(OSError, match="I/O error"), door.disk_errors("a.md"):  # anything else stays
         raise OSError(errno.EIO, "I/O error")
+
+
+async def test_the_original_version_is_dated_when_its_bytes_were_written(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    write(docs, "pre.md", "# Pre\n\nexisting\n")
+    write(docs, "gone.md", "# Gone\n\nold\n")
+    long_ago = 1704067200.0  # 2024-01-01
+    for name in ("pre.md", "gone.md"):
+        os.utime(docs / name, (long_ago, long_ago))
+    end = endpoint(open_engine(docs))
+    base = (await end.ok("ragdown_read_doc", path="pre.md")).split("hash ", 1)[1][:12]
+    await end.ok("ragdown_write", path="pre.md", text="# Pre\n\nedited\n", base_hash=base)
+    await end.ok("ragdown_delete", path="gone.md")
+    for name in ("pre.md", "gone.md"):
+        original = (await history(end, name))["versions"][-1]
+        assert (original["event"], original["at"][:10]) == ("original", "2024-01-01")

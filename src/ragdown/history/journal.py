@@ -58,7 +58,17 @@ class Journal:
                 log.exception("after a write of %s", ", ".join(map(str, paths)))
                 self.notes.append(f"the follow-up of this write failed: {err}")
 
-    def saved(self, path: Path, before: bytes | None, data: bytes, *, event: str | None = None) -> None:
+    def saved(
+        self,
+        path: Path,
+        before: bytes | None,
+        data: bytes,
+        *,
+        event: str | None = None,
+        before_at: float | None = None,
+    ) -> None:
+        """`path` now holds `data`; `before` it held (saved `before_at`, its mtime) is kept as the original
+        version when the document has no history yet."""
         rel = self._rel(path)
         if rel is not None and self.store is not None:
             try:
@@ -69,6 +79,7 @@ class Journal:
                     session=self.session,
                     event=event or ("created" if before is None else "changed"),
                     before=before,
+                    before_at=before_at,
                 )
             except (sqlite3.Error, OSError) as err:
                 log.error("the history could not record %s: %s", rel, err)
@@ -77,7 +88,11 @@ class Journal:
         rel = self._rel(path)
         if rel is not None and self.store is not None:
             try:
-                self.store.record_delete(rel, before, who=self.who, session=self.session)
+                saved_at = path.stat().st_mtime  # still there: when its last bytes were written
+            except OSError:
+                saved_at = None
+            try:
+                self.store.record_delete(rel, before, who=self.who, session=self.session, before_at=saved_at)
             except (sqlite3.Error, OSError) as err:
                 log.error("the history could not record the delete of %s: %s", rel, err)
 

@@ -269,18 +269,23 @@ class HistoryStore:
         session: str | None = None,
         event: str = "changed",
         before: bytes | None = None,
+        before_at: float | None = None,
     ) -> Version | None:
         """Record `data` as the newest version of `path`; None when it already is (same hash).
 
         `before`, the bytes the file held until this change, is recorded first when the document has no
-        history yet, so the first change through ragdown can be undone too (event `original`).
+        history yet, so the first change through ragdown can be undone too (event `original`, dated
+        `before_at`, when those bytes were written, where known).
         """
         now = time.time()
+        original_at = min(before_at, now) if before_at is not None else now
         with self._write() as conn:
             doc_id, revived = self._doc_for(conn, path)
             latest = self._latest(conn, doc_id)
             if latest is None and before is not None and sha256_hex(before) != sha256_hex(data):
-                self._add(conn, doc_id, path, before, who="before", session=None, event="original", at=now)
+                self._add(
+                    conn, doc_id, path, before, who="before", session=None, event="original", at=original_at
+                )
             elif (
                 latest is not None and latest.hash == sha256_hex(data) and event != "restored" and not revived
             ):
@@ -291,10 +296,20 @@ class HistoryStore:
         self._maybe_prune()
         return version
 
-    def record_delete(self, path: str, data: bytes | None, *, who: str, session: str | None = None) -> bool:
-        """Put `path` in the trash: its last bytes recorded (when known and new), the document marked deleted.
-        False when there is nothing to keep (no history and no bytes)."""
+    def record_delete(
+        self,
+        path: str,
+        data: bytes | None,
+        *,
+        who: str,
+        session: str | None = None,
+        before_at: float | None = None,
+    ) -> bool:
+        """Put `path` in the trash: its last bytes recorded (when known and new; an original dated `before_at`,
+        when they were written), the document marked deleted. False when there is nothing to keep (no history
+        and no bytes)."""
         now = time.time()
+        original_at = min(before_at, now) if before_at is not None else now
         with self._write() as conn:
             doc_id = self._live_doc(conn, path)
             if doc_id is None and data is None:
@@ -304,7 +319,7 @@ class HistoryStore:
             latest = self._latest(conn, doc_id)
             if data is not None and latest is None:  # never changed through ragdown: its text as it was
                 latest = self._add(
-                    conn, doc_id, path, data, who="before", session=None, event="original", at=now
+                    conn, doc_id, path, data, who="before", session=None, event="original", at=original_at
                 )
             elif data is not None and latest is not None and latest.hash != sha256_hex(data):
                 latest = self._add(
