@@ -123,11 +123,14 @@ class Regenerated:
     warning: str | None = None
 
 
-def regenerate(current: str | None, directory: Path, counts: Counts = _everything) -> Regenerated:
-    """What `directory`'s index.md should hold, given what it holds now (None: no file)."""
+def regenerate(
+    current: str | None, directory: Path, counts: Counts = _everything, scaffold: tuple[str, str] = MARKERS[0]
+) -> Regenerated:
+    """What `directory`'s index.md should hold, given what it holds now (None: no file, made with the
+    `scaffold` markers)."""
     block = link_list(directory, counts)
     if current is None:
-        start, end = MARKERS[0]
+        start, end = scaffold
         return Regenerated("\n".join([f"# {directory.name}", "", start, *block, end]) + "\n")
     newline = "\r\n" if "\r\n" in current else "\n"
     lines = current.replace("\r\n", "\n").split("\n")
@@ -178,10 +181,18 @@ def directories_to_refresh(folder_root: Path, changed: Sequence[Path]) -> list[P
     return sorted(seen, key=lambda d: (-len(d.parts), str(d).lower()))
 
 
-def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path], *, folders: bool = True) -> None:
+def upkeep(
+    folder_root: Path,
+    journal: Journal,
+    paths: Sequence[Path],
+    *,
+    folders: bool = True,
+    scaffold: tuple[str, str] = MARKERS[0],
+) -> None:
     """Regenerate the index.md of every directory above `paths` (a journal's `after` hook): through the write
     door, recorded in the history as the caller's `(index.md)`; an index.md the caller itself just wrote is
-    not written over; a file left alone (no markers, damaged ones) is said in the caller's notes."""
+    not written over; a file left alone (no markers, damaged ones) is said in the caller's notes; a missing
+    one is made with the `scaffold` markers (hallouminate's own for its tool set)."""
     own = {p for p in journal.changed if p.name.lower() == INDEX_NAME}
     rules = IgnoreRules(journal.root, folders=folders)
 
@@ -199,7 +210,8 @@ def upkeep(folder_root: Path, journal: Journal, paths: Sequence[Path], *, folder
             continue
         display = index.relative_to(folder_root).as_posix()
         data = door.read_current(index, display)
-        result = regenerate(data.decode("utf-8", "replace") if data is not None else None, directory, counts)
+        text = data.decode("utf-8", "replace") if data is not None else None
+        result = regenerate(text, directory, counts, scaffold)
         if result.warning and result.warning not in journal.notes:
             journal.notes.append(result.warning)
         if result.text is not None:

@@ -85,8 +85,10 @@ async def test_writes_lint_and_keep_the_index_lists(wiki: Path, connect: Connect
         assert added["created"] is True
         assert any("heading level jumps from h1 to h3" in w for w in added["warnings"])
         assert any("empty destination" in w for w in added["warnings"])
-        index = (wiki / "guides/index.md").read_text()  # scaffolded
+        index = (wiki / "guides/index.md").read_text()  # scaffolded, with hallouminate's own markers
         assert "- [new-page.md](./new-page.md) — New page" in index
+        assert "<!-- HALLOUMINATE:INDEX-START -->" in index
+        assert "ragdown:index-start" not in index
         root = (wiki / "index.md").read_text()
         assert "- [guides/](./guides/index.md) — guides" in root  # hallouminate's markers kept
         assert "HALLOUMINATE:INDEX-START" in root

@@ -32,9 +32,10 @@ from ragdown.tools.base import Annotations, Args, Failure, ProtocolError, Struct
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import footnote_named
 from ragdown.tools.write import lint_warnings
-from ragdown.wiki import upkeep
+from ragdown.wiki import MARKERS, upkeep
 
 INVALID_PARAMS = -32602
+HALLOUMINATE_MARKERS = MARKERS[1]
 INTERNAL_ERROR = -32603
 READ_ONLY = Annotations(read_only=True)
 WRITES = Annotations(read_only=False, destructive=True)
@@ -210,10 +211,13 @@ class AddArgs(Args):
 
 
 def _journal(ctx: ToolContext, who: str) -> Journal:
-    """A write's journal, with the index.md upkeep hallouminate does unless the folder sets it off."""
+    """A write's journal, with the index.md upkeep hallouminate does unless the folder sets it off; an
+    index.md it makes carries hallouminate's markers, as hallouminate's own would."""
     journal = ctx.journal(who)
-    if journal.after is None and read_settings_file(ctx.scope.folder_dir).get("index_md") is not False:
-        journal.after = functools.partial(upkeep, ctx.scope.folder_dir, folders=ctx.engine.folders)
+    if journal.after is not None or read_settings_file(ctx.scope.folder_dir).get("index_md") is not False:
+        journal.after = functools.partial(
+            upkeep, ctx.scope.folder_dir, folders=ctx.engine.folders, scaffold=HALLOUMINATE_MARKERS
+        )
     return journal
 
 
