@@ -72,13 +72,7 @@ typecheck: $(DEV_STAMP)
 unit: $(DEV_STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
-# The type check runs beside the tests (its output shown after theirs): the suite waits on subprocesses
-# part of the time, and the two together take less wall time than one after the other.
-test: lint $(DEV_STAMP)
-	@$(BIN)/mypy > $(VENV)/.typecheck.log 2>&1 & typecheck=$$!; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
-	wait $$typecheck; types=$$?; echo "$(BIN)/mypy"; cat $(VENV)/.typecheck.log; \
-	test $$tests -eq 0 -a $$types -eq 0
+test: lint typecheck unit
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build src/*.egg-info
