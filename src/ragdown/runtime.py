@@ -14,7 +14,7 @@ from ragdown.engine import Engine
 from ragdown.folders import HookOverrides
 from ragdown.index.backend import QueryLogStore, SessionMemory
 from ragdown.index.embedders import default_fusion, default_min_ratio, default_min_score, unrelated_score
-from ragdown.search.hook import HookSettings
+from ragdown.search.hook import KEEP_TOP, HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 
 
@@ -111,9 +111,17 @@ class Runtime:
         server = self.server_hook()
         own = folder.as_dict() if folder is not None else {}
         merged = {k: call[k] if call.get(k) is not None else own.get(k, server[k]) for k in server}
+        saved = self.saved.get("hook") or {}
+        ratio_set = (
+            call.get("min_ratio") is not None
+            or own.get("min_ratio") is not None
+            or (isinstance(saved, dict) and saved.get("min_ratio") is not None)
+            or self.settings.hook.min_ratio is not None
+        )
         return HookSettings(
             top_k=int(merged["top_k"]),
             min_score=float(merged["min_score"]),
             min_ratio=float(merged["min_ratio"]),
             max_chars=int(merged["max_chars"]),
+            keep_top=0 if ratio_set else KEEP_TOP,
         )

@@ -23,7 +23,7 @@ from ragdown.index.embedders import load_configured
 from ragdown.index.embedders.base import Embedder
 from ragdown.index.filter_sql import FileFilter
 from ragdown.runtime import Runtime
-from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
+from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 
 Progress = Callable[[int, int], None]
@@ -157,13 +157,15 @@ def run_hook(
     flt: FileFilter | None = None,
     progress: Progress | None = None,
     *,
-    keep_top: int = KEEP_TOP,
+    keep_top: int | None = None,
 ) -> tuple[HookSettings, list[HookRow]]:
     """Every question through the hook's search once, and its gates once per ratio (a fresh session).
 
-    `keep_top` as `select`'s; 0 measures the spec's gates alone."""
+    `keep_top` as `select`'s (None: what the tool does under these settings, `HookSettings.keep_top`); 0
+    measures the spec's gates alone."""
     flt = flt or FileFilter()
     base = runtime.hook_settings(dict(call or {}), None)
+    keep_top = base.keep_top if keep_top is None else keep_top
     searcher = runtime.engine.require_searcher()
     gold_rule = hook_rule(rule)
     rows = [HookRow(r, 0, 0, 0, 0) for r in ratios]

@@ -6,9 +6,10 @@
    cap per document, take `top_k`. `min_ratio` defaults to the embedder's measured value, as `min_score`
    does (`embedders.default_min_ratio`).
 4. A candidate holding a name the prompt quotes, and one of a document whose alias the prompt says, go
-   first whatever their cosine; then the search's own first `KEEP_TOP` (2) hits, those reaching
-   `min_score`, whatever their ratio: the fusion ranks them best, and with a small model their cosines can
-   sit under the gate (`docs/benchmarks.md`, section 16).
+   first whatever their cosine; then, while `min_ratio` is the embedder's own default, the search's own
+   first `KEEP_TOP` (2) hits, those reaching `min_score`, whatever their ratio: the fusion ranks them best,
+   and with a small model their cosines can sit under the gate (`docs/benchmarks.md`, section 16). A
+   `min_ratio` set by anyone is the spec's gate alone (1 keeps one hit).
 5. Blocks are added while they fit in `max_chars` (the first always does), and remembered per session.
 
 The tool (`tools/hook.py`) and `ragdown eval --hook` both run these functions, so what is measured is what
@@ -45,6 +46,9 @@ class HookSettings:
     min_score: float
     min_ratio: float
     max_chars: int
+    # Step 4's first hits kept whatever their ratio: only under the embedder's own `min_ratio`. A `min_ratio`
+    # someone set (the call, the folder, the server settings, the variable) is the spec's gate exactly.
+    keep_top: int = KEEP_TOP
 
 
 class HookMemory:
@@ -135,13 +139,15 @@ def select(
     alias_paths: set[str],
     max_per_document: int,
     *,
-    keep_top: int = KEEP_TOP,
+    keep_top: int | None = None,
 ) -> HookResult:
     """Gate the candidates (ranked by fused score) into what the hook injects, in order.
 
-    `keep_top` is how many of the search's first hits step 4 keeps whatever their ratio; 0 (or False) leaves
-    them out: the spec's gates alone (measured against).
+    `keep_top` (the settings' own when None) is how many of the search's first hits step 4 keeps whatever
+    their ratio; 0 (or False) leaves them out: the spec's gates alone (measured against).
     """
+    if keep_top is None:
+        keep_top = settings.keep_top
     result = HookResult(candidates=len(candidates))
     fresh = [h for h in candidates if h.chunk.key not in seen]
     result.seen_before = len(candidates) - len(fresh)
