@@ -226,6 +226,9 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=1, maximum=256),
     Setting("quantize", "RAGDOWN_QUANTIZE", "bool", False, "Quantize",
             "Use a verified local int8 copy of a local ONNX model."),
+    Setting("setext", "RAGDOWN_SETEXT", "bool", True, "Setext headings",
+            "Read a line of --- or === under a paragraph as a heading (CommonMark). Off for libraries converted "
+            "from PDF or HTML, whose page breaks are such lines; changing it rebuilds the index."),
     Setting("watch", "RAGDOWN_WATCH", "bool", True, "Watch the folders",
             "Without a watcher the index syncs on start, after writes made here and on ragdown_reindex.",
             where=_SERVER),
@@ -426,6 +429,7 @@ class Settings:
     hf_endpoint: str = DEFAULT_HF_ENDPOINT
     threads: int = field(default_factory=default_threads)
     quantize: bool = False
+    setext: bool = True
     watch: bool = True
     write_wait: float = 30.0  # RAGDOWN_WRITE_WAIT: most seconds a write waits for its sync
     root_mcp: bool = False
@@ -477,6 +481,7 @@ class Settings:
             hf_endpoint=values["hf_endpoint"],
             threads=values["threads"] or default_threads(),
             quantize=values["quantize"],
+            setext=values["setext"],
             watch=values["watch"],
             write_wait=float(values["write_wait"]),
             root_mcp=values["root_mcp"],

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown.config import OFFLINE_EMBEDDER, Mode, Settings
-from ragdown.documents import CHUNKER_VERSION
+from ragdown.documents import CHUNKER_VERSION, blocks
 from ragdown.door import document_lock, share_document_lock
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
@@ -115,6 +115,7 @@ class Engine:
         cli_answer: CliAnswer | None = None,
     ) -> None:
         self.settings = settings
+        blocks.read_setext(settings.setext)  # how this process parses Markdown: one choice per process
         # How this process, as the primary, answers `ragdown search` / `ragdown index` of another process
         # (`commands.answer`); without it they are told to work alone.
         self._cli_answer = cli_answer
@@ -231,6 +232,7 @@ class Engine:
             embedder=emb.name if emb else "none",
             dim=emb.dim if emb else 0,
             chunker_version=CHUNKER_VERSION,
+            setext=self.settings.setext,
         )
 
     def _take_role(self) -> None:

@@ -19,25 +19,42 @@ if TYPE_CHECKING:  # imported on the first parse: a search of an unchanged folde
 # stays cheap and never nears Python's recursion limit.
 MAX_NESTING = 100
 
-_PARSER: MarkdownIt | None = None
+_PARSERS: dict[bool, MarkdownIt] = {}  # by whether setext headings are read (`read_setext`)
 _PARSER_LOCK = threading.Lock()
+_SETEXT = True
+# A setext heading over this many characters, or over several lines, is likely a converter's page break: a
+# paragraph followed by a bare `---` (MarkIndex's rule, which the parse warns about).
+SETEXT_SUSPECT_CHARS = 120
+
+
+def read_setext(enabled: bool) -> None:
+    """Whether this process reads setext headings (`RAGDOWN_SETEXT`, true by default): off, `---` under a
+    paragraph is a thematic break and `===` plain text, for libraries converted from PDF or HTML."""
+    global _SETEXT
+    _SETEXT = enabled
+
+
+def reads_setext() -> bool:
+    return _SETEXT
 
 
 def _parser() -> MarkdownIt:
-    """The one block parser, built on first use under a lock: its rule chains are compiled (by a warm-up
-    parse) before any thread shares it."""
-    global _PARSER
-    parser = _PARSER
+    """The block parser for the current setext choice, built on first use under a lock: its rule chains
+    are compiled (by a warm-up parse) before any thread shares it."""
+    setext = _SETEXT
+    parser = _PARSERS.get(setext)
     if parser is None:
         with _PARSER_LOCK:
-            if _PARSER is None:
+            parser = _PARSERS.get(setext)
+            if parser is None:
                 from markdown_it import MarkdownIt
 
                 built = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING})
                 built.disable("inline")
+                if not setext:
+                    built.disable("lheading")
                 built.parse("# warm\n")
-                _PARSER = built
-            parser = _PARSER
+                _PARSERS[setext] = parser = built
     return parser
 
 
@@ -62,6 +79,8 @@ class BlockScan:
     fences: tuple[tuple[int, int], ...] = ()
     code_blocks: tuple[tuple[int, int], ...] = ()
     code_lines: frozenset[int] = field(default_factory=frozenset)
+    # Level-2 setext headings that look like a converter's page break (several lines, or long): warned of.
+    suspect_setext: tuple[HeadingBlock, ...] = ()
 
     def is_code(self, line: int) -> bool:
         """Whether the line lies inside a fenced or indented code block."""
@@ -75,6 +94,7 @@ def scan_blocks(lines: Sequence[str], body_start: int) -> BlockScan:
         return BlockScan()
     tokens = _parser().parse(body)
     headings: list[HeadingBlock] = []
+    suspects: list[HeadingBlock] = []
     fences: list[tuple[int, int]] = []
     code_blocks: list[tuple[int, int]] = []
     for index, token in enumerate(tokens):
@@ -84,7 +104,10 @@ def scan_blocks(lines: Sequence[str], body_start: int) -> BlockScan:
         if token.type == "heading_open" and token.level == 0:
             content = tokens[index + 1].content if index + 1 < len(tokens) else ""
             text = " ".join(part.strip() for part in content.split("\n") if part.strip())
-            headings.append(HeadingBlock(int(token.tag[1:]), text, start, end))
+            heading = HeadingBlock(int(token.tag[1:]), text, start, end)
+            headings.append(heading)
+            if token.markup == "-" and ("\n" in content.strip() or len(text) > SETEXT_SUSPECT_CHARS):
+                suspects.append(heading)
         elif token.type == "fence":
             end = _trim_blank_tail(lines, start, end)
             closed = end - 1 > start and _closes(lines[end - 1], token.markup)
@@ -94,7 +117,9 @@ def scan_blocks(lines: Sequence[str], body_start: int) -> BlockScan:
     code_lines: set[int] = set()
     for start, end in (*fences, *code_blocks):
         code_lines.update(range(start, end))
-    return BlockScan(tuple(headings), tuple(fences), tuple(code_blocks), frozenset(code_lines))
+    return BlockScan(
+        tuple(headings), tuple(fences), tuple(code_blocks), frozenset(code_lines), tuple(suspects)
+    )
 
 
 def _closes(line: str, markup: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ragdown.documents.blocks import BlockScan, scan_blocks
+from ragdown.documents.blocks import BlockScan, HeadingBlock, scan_blocks
 from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines
 from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.links import links_in_lines
@@ -52,8 +52,17 @@ def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]
         meta=meta,
         chunks=tuple(chunks),
         links=tuple(links),
-        warnings=(*warnings, *front.warnings),
+        warnings=(*warnings, *front.warnings, *map(_page_break, scan.suspect_setext)),
         tree=tree,
+    )
+
+
+def _page_break(heading: HeadingBlock) -> str:
+    lines = heading.end - heading.start - 1  # the underline is not text
+    size = f"{lines} lines" if lines > 1 else f"{len(heading.text)} characters"
+    return (
+        f"line {heading.start + 1}: a setext heading of {size}, likely a converter's page break (a paragraph "
+        "over a bare ---): with RAGDOWN_SETEXT=false --- is a thematic break and === plain text"
     )
 
 

@@ -106,7 +106,7 @@ CREATE TABLE IF NOT EXISTS skipped(
 );
 """
 
-_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version"})
+_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
 _KEEP_META = ("generation", "pg_schema", "lexical")
 _FILE_COLS = (
     "f.id, f.path, f.folder, f.size, f.mtime_ns, f.hash, f.title, f.description, f.created_by, f.session,"

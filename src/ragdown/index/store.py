@@ -132,7 +132,7 @@ def _refill_fts(conn: sqlite3.Connection) -> None:
 _DELETED_LOG_KEEP_S = 600.0
 
 
-_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version"})
+_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
 
 
 class StoreError(RuntimeError):
@@ -145,14 +145,18 @@ class IndexMeta:
     dim: int
     chunker_version: int
     index_version: int = INDEX_VERSION
+    setext: bool = True  # RAGDOWN_SETEXT: recorded only when off, so an index built before it still matches
 
     def as_dict(self) -> dict[str, str]:
-        return {
+        out = {
             "embedder": self.embedder,
             "dim": str(self.dim),
             "chunker_version": str(self.chunker_version),
             "index_version": str(self.index_version),
         }
+        if not self.setext:
+            out["setext"] = "false"
+        return out
 
 
 def rebuild_message(where: str, have: Mapping[str, str], want: IndexMeta) -> str:
@@ -176,9 +180,16 @@ def rebuild_message(where: str, have: Mapping[str, str], want: IndexMeta) -> str
     for key, what in (("chunker_version", "chunker version"), ("index_version", "index version")):
         if key in differs:
             parts.append(f"{what} {have.get(key, 'none')}, not this version's {ours[key]}")
+    setext = have.get("setext", "true") != ours.get("setext", "true")
+    if setext:
+        parts.append(
+            f"RAGDOWN_SETEXT={have.get('setext', 'true')}, not this process's {ours.get('setext', 'true')}"
+        )
     versions = "chunker_version" in differs or "index_version" in differs
     embedders = "embedder" in differs or "dim" in differs
-    if versions and embedders:
+    if setext and not versions and not embedders:
+        fix = "give every ragdown process on this folder the same RAGDOWN_SETEXT, or restart the primary with it"
+    elif versions and embedders:
         fix = (
             f"restart it with this version of ragdown and RAGDOWN_EMBEDDER={want.embedder} and it rebuilds "
             "the index"
