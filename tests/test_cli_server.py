@@ -163,9 +163,25 @@ def test_a_primary_that_would_answer_otherwise_is_not_asked(served: Served) -> N
     done, modules = run_cli(other, served.tmp, "search", str(served.docs), "restore twice")
     assert "ragdown.engine" in modules
     assert done.stdout.startswith("ops/backups.md:")
-    # Extra --ignore patterns are the CLI's own: it syncs alone (forwarding to the primary, as a reader).
-    done, modules = run_cli(served.env, served.tmp, "index", str(served.docs), "--ignore", "notes/")
-    assert "ragdown.engine" in modules
+    # Extra --ignore patterns need the index to themselves: the primary syncs with its own rules, so the
+    # CLI says so instead of reporting a sync that ignored nothing.
+    done, _ = run_cli(served.env, served.tmp, "index", str(served.docs), "--ignore", "notes/", check=False)
+    assert done.returncode == 2
+    assert "--ignore applies only when this command indexes" in done.stderr
+    assert ".ragdownignore" in done.stderr
+    found, _ = run_cli(served.env, served.tmp, "search", str(served.docs), "drills")
+    assert found.stdout.startswith("notes/today.md:")
+
+
+def test_a_data_dir_shared_with_another_folders_primary_is_refused(served: Served, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    write(other, "b.md", "# Beta\n\nrestore twice, in another folder\n")
+    shared = {**served.env, "RAGDOWN_DATA_DIR": str(served.sock.parent)}
+    for args in (("search", str(other), "restore twice"), ("index", str(other))):
+        done, _ = run_cli(shared, served.tmp, *args, check=False)
+        assert done.returncode == 2, done.stdout
+        assert f"holds the index of {served.docs.resolve()}, which a running ragdown serves" in done.stderr
+        assert done.stdout == ""
 
 
 def test_the_primary_declines_requests_it_cannot_answer_exactly(served: Served) -> None:

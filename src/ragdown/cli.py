@@ -102,6 +102,13 @@ def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> 
     engine.start(background=False, initial_sync=False, watch=False)
     if engine.error:
         raise SystemExit(f"ragdown: {engine.error}")
+    if ignore and engine.role == "reader":  # the running primary syncs with its own rules, not these
+        engine.close()
+        raise ConfigError(
+            f"--ignore applies only when this command indexes {directory} itself, and a running ragdown "
+            "indexes it now: add the patterns to the folder's .ragdownignore instead (that process follows "
+            "it at once), or stop that process first"
+        )
     return engine
 
 
@@ -125,6 +132,19 @@ def _ask_primary(settings: Settings, directory: Path, payload: dict[str, Any]) -
     output = answer.get("output")
     if answer.get("ok") and isinstance(output, str):
         return output
+    serves = answer.get("serves")
+    if isinstance(serves, str):  # alone, the CLI would read (and sync) that other index: said, not done
+        from ragdown.config import ConfigError
+
+        what = (
+            f"the index a running `ragdown serve` keeps for the folders of {serves}"
+            if answer.get("mode") == "serve"
+            else f"the index of {serves}, which a running ragdown serves"
+        )
+        raise ConfigError(
+            f"{path.parent} (the data dir for {root}) holds {what}: give {root} a data dir of its own "
+            "(unset RAGDOWN_DATA_DIR and each folder has its own)"
+        )
     log.debug("the primary declined %s: %s", payload.get("op"), answer.get("error"))
     return None
 

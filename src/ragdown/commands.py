@@ -141,7 +141,11 @@ def answer(engine: Engine, request: Mapping[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": str(err)}
     why = why_not(engine, settings, Path(root))
     if why is not None:
-        return {"ok": False, "error": why}
+        declined: dict[str, Any] = {"ok": False, "error": why}
+        if engine.root != Path(root) or engine.folders:  # this data dir holds another index than the CLI's
+            declined["serves"] = str(engine.root)
+            declined["mode"] = engine.mode
+        return declined
     op = request.get("op")
     if op == "index":
         output = index_output(engine.sync(bool(request.get("full"))), bool(request.get("json")))
