@@ -113,7 +113,14 @@ def test_search_refuses_what_ragdown_recall_refuses_with_its_message(tmp_path: P
     for n in range(60):
         write(docs, f"n{n}.md", f"# Note {n}\n\nrestore step {n}\n")
     env = isolated_env(tmp_path)
-    for query, top_k in (("", 8), ("restore", 0), ("restore", -5), ("restore", 500), ("restore", 51)):
+    for query, top_k in (
+        ("", 8),
+        ("   ", 8),
+        ("restore", 0),
+        ("restore", -5),
+        ("restore", 500),
+        ("restore", 51),
+    ):
         done = ragdown(env, "search", str(docs), query, "--top-k", str(top_k))
         assert (done.returncode, done.stdout) == (2, ""), (query, top_k, done.stdout[:200])
         assert done.stderr == f"ragdown: {recall_refusal(query=query, top_k=top_k)}\n"

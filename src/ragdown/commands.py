@@ -50,11 +50,11 @@ def check_search(request: SearchRequest) -> None:
     definition (`RecallArgs`), so the CLI takes exactly what MCP and REST take, and a bad one is a `Refusal`
     (`ragdown: ragdown_recall: invalid arguments (...)`, exit 2).
 
-    The model is loaded only for arguments it may refuse: a query that is not empty and a `top_k` within
+    The model is loaded only for arguments it may refuse: a query that is not blank and a `top_k` within
     `SEARCH_TOP_K`, the bounds `RecallArgs` is built from, are all it asks of these, and a search that passes
     them keeps the CLI from importing pydantic and the tools (`tests/test_cli_imports.py`)."""
     low, high = SEARCH_TOP_K
-    if request.query and low <= request.top_k <= high:
+    if request.query.strip() and low <= request.top_k <= high:
         return
     from ragdown.tools.read import RECALL
 

@@ -281,3 +281,15 @@ async def test_the_union_of_two_sets_and_an_unknown_set(
         assert "ragdown_recall" in names
     async with connect(library, RAGDOWN_TOOLSET="markindex", RAGDOWN_READ_ONLY="true") as s:
         assert await s.tool_names() == MARKINDEX_TOOLS  # all read-only: nothing hidden
+
+
+async def test_the_outline_of_a_skipped_document_says_why_it_was_skipped(
+    docs: Path, connect: Connect
+) -> None:
+    write(docs, "ok.md", "# Ok\n")
+    (docs / "nul.md").write_bytes(b"# N\n\x00x\n")
+    async with connect(docs, RAGDOWN_TOOLSET="ragdown,markindex") as s:
+        refused = await s.error("ragdown_outline", path="nul.md")
+        assert refused == "nul.md is not indexed: binary content (NUL bytes), not Markdown text"
+        structure = envelope(await s.error("get_document_structure", doc_path="nul.md"))
+        assert structure["code"] == "DOCUMENT_NOT_FOUND"  # MarkIndex's library holds only what it indexed

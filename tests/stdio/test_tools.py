@@ -452,6 +452,13 @@ async def test_says_which_document_replaces_a_superseded_one(docs: Path, connect
         assert "old.md" not in await s.ok("ragdown_recall", query="embedder")
 
 
+async def test_a_blank_query_is_refused_not_answered_with_any_hits(docs: Path, connect: Connect) -> None:
+    async with connect(docs) as s:
+        for query in ("", "   ", "\n\t"):
+            refused = await s.error("ragdown_recall", query=query)
+            assert refused.startswith("ragdown_recall: invalid arguments (query: "), refused
+
+
 async def test_reports_stats(docs: Path, connect: Connect) -> None:
     async with connect(docs) as s:
         stats = json.loads(await s.ok("ragdown_stats", include_files=True))

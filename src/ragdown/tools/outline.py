@@ -12,7 +12,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ragdown.errors import bad_request, not_found
+from ragdown.errors import Refusal, bad_request, not_found
+from ragdown.index.backend import IndexStore
+from ragdown.index.filter_sql import FileFilter
 from ragdown.paths import normalise_prefix
 from ragdown.search.outline import (
     DEFAULT_DEPTH,
@@ -45,6 +47,14 @@ class OutlineArgs(Args):
     part: Annotated[int, Field(ge=1, description="Which part of a long answer (default 1).")] = 1
 
 
+def not_indexed(store: IndexStore, docs_path: str, shown: str) -> Refusal:
+    """Why a document on disk has no outline: the reason a sync left it out, or that no sync has read it."""
+    skipped = dict(store.skipped_files(FileFilter(paths=(docs_path,))))
+    if docs_path in skipped:
+        return not_found(f"{shown} is not indexed: {skipped[docs_path]}")
+    return not_found(f"{shown} is not indexed yet: sync the index (ragdown_reindex), then try again")
+
+
 def outline_text(ctx: ToolContext, a: OutlineArgs) -> str:
     store = ctx.store()
     scope = ctx.scope
@@ -52,7 +62,7 @@ def outline_text(ctx: ToolContext, a: OutlineArgs) -> str:
         docs_path, _anchor, _via_link = locate_document(ctx, store, a.path)
         record, tree = store.get_file(docs_path), store.tree_of(docs_path)
         if record is None or tree is None:
-            raise not_found(f"{scope.view(docs_path)} is not indexed yet: ragdown_reindex, then try again")
+            raise not_indexed(store, docs_path, scope.view(docs_path))
         shown = scope.view(docs_path)
         text = document_outline_text(shown, record, tree, a.depth, a.node_id)
         node = f" node_id={a.node_id!r}" if a.node_id else ""

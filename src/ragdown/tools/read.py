@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragdown.atomic import SHORT_HASH, sha256_hex
 from ragdown.config import SEARCH_TOP_K, bounds
@@ -70,6 +70,13 @@ class RecallArgs(Args):
         int | None,
         Field(**bounds("text_limit"), description="Characters per hit before clipping; 0 never clips."),
     ] = None
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        if not query.strip():
+            raise ValueError("is blank: give words or a name to look for")
+        return query
 
 
 async def recall(ctx: ToolContext, a: RecallArgs) -> str:

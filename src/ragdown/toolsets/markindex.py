@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 from ragdown.atomic import sha256_hex
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, build_tree
-from ragdown.errors import Refusal, bad_request, not_found
+from ragdown.errors import Refusal, bad_request
 from ragdown.index.backend import IndexStore
 from ragdown.index.store import FileRecord
 from ragdown.paths import normalise_prefix
@@ -34,6 +34,7 @@ from ragdown.search.format import iso
 from ragdown.search.outline import DEFAULT_DEPTH, DEPTH_RANGE, MAX_ANSWER_CHARS, cut
 from ragdown.tools.base import Annotations, Args, Failure, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.outline import not_indexed
 from ragdown.tools.read import file_lines, locate_document, numbered
 
 MAX_ARG = 1024
@@ -307,7 +308,7 @@ def get_structure(ctx: ToolContext, a: StructureArgs) -> str:
     docs_path, record = _document(ctx, store, a.doc_path)
     tree = store.tree_of(docs_path)
     if tree is None:
-        raise not_found(f"{a.doc_path} is not indexed yet")
+        raise not_indexed(store, docs_path, a.doc_path)
     start = tree
     if a.node_id:
         found = tree.find(a.node_id)
