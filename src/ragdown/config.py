@@ -273,7 +273,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Unset, it follows the embedder: minilm's measured 0.92, the spec's 0.95 for the others.",
             minimum=0, maximum=1, where=_HOOK),
     Setting("hook.max_chars", "RAGDOWN_HOOK_MAX_CHARS", "int", 6000, "Characters per prompt",
-            "Most characters ragdown_context returns for one prompt.", minimum=1, where=_HOOK),
+            "Most characters of the sections ragdown_context adds for one prompt (the first always goes in, clipped to it); its caution lines come on top.", minimum=1, where=_HOOK),
     # A folder's quotas, in its .ragdown.json only (none by default); every write is checked against them.
     Setting("max_files", None, "int", None, "Most documents",
             "The most Markdown documents the folder may hold; a write that would make one more is refused.",
