@@ -294,3 +294,47 @@ def test_offline_the_default_gives_way_to_the_installed_model_unless_one_was_cho
     assert code == 2
     assert err.startswith("ragdown eval: could not download granite-small")
     assert "minilm is used instead" not in err
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        (
+            {"id": "x", "type": "t", "gold_path": "ops/backups.md", "gold_lines": [9, 11]},
+            "has no question text",
+        ),
+        ({"id": "x", "question": "where?", "type": "t", "gold_path": "nosuch.md"}, "no file of"),
+        (
+            {"id": "x", "question": "where?", "gold_path": "ops/backups.md", "gold_lines": [11, 9]},
+            "gold_lines",
+        ),
+        (
+            {"id": "x", "question": "where?", "gold_path": "ops/backups.md", "gold_lines": "9-11"},
+            "gold_lines",
+        ),
+        ({"id": "q1", "question": "twice?", "gold_path": None}, "is taken (line 1)"),
+    ],
+)
+@pytest.mark.usefixtures("env")
+def test_a_question_file_that_cannot_be_graded_is_refused_naming_its_line(
+    corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str], entry: dict[str, Any], says: str
+) -> None:
+    docs, questions = corpus
+    questions.write_text(questions.read_text() + json.dumps(entry) + "\n")
+    code, out, err = run_eval(capsys, str(docs), "--questions", str(questions), "--embedder", "hash")
+    assert (code, out) == (2, "")
+    assert says in err
+    if "taken" not in says:
+        assert f"{questions}:{len(QUESTIONS) + 1}: " in err or "no file of" in err
+
+
+@pytest.mark.usefixtures("env")
+def test_types_that_match_nothing_name_the_files_types(
+    corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs, questions = corpus
+    code, _, err = run_eval(
+        capsys, str(docs), "--questions", str(questions), "--embedder", "hash", "--types", "nosuchtype"
+    )
+    assert code == 2
+    assert "has no question of type nosuchtype: its types are " in err

@@ -199,12 +199,21 @@ def resolve_gold(qid: str, gold: Gold, corpus: Corpus) -> list[Gold]:
     return [replace(gold, path=path, lines=s.lines, heading=gold.heading or s.heading) for s in found]
 
 
+def _in_corpus(root: Path, path: str) -> bool:
+    """Whether a gold path names a file of the corpus (as written, or without its Markdown extension)."""
+    rel = norm_path(path)
+    return any((root / candidate).is_file() for candidate in (rel, f"{rel}.md", f"{rel}.markdown"))
+
+
 def resolve_questions(questions: Sequence[Question], root: Path) -> list[Question]:
     """The questions with every title-path gold resolved against the folder `root` (see the module
     docstring); raises `GoldError` for one that cannot be."""
     corpus = Corpus(root)
     out: list[Question] = []
     for q in questions:
+        named = [g.path for g in q.golds if g.path]
+        if named and not any(_in_corpus(root, path) for path in named):  # it could never be answered
+            raise GoldError(f"question {q.id}: its gold path {named[0]} is no file of {root}")
         if not any(g.title_path for g in q.golds):
             out.append(q)
             continue

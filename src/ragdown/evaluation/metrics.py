@@ -104,10 +104,21 @@ class ResultHit:
         }
 
 
-def _lines(raw: object) -> tuple[int, int] | None:
-    if isinstance(raw, list | tuple) and len(raw) == 2:
+def _lines(raw: object, qid: str = "?", key: str = "gold_lines") -> tuple[int, int] | None:
+    """`[first, last]`, 1-based whole line numbers with first <= last; None when left out. Anything else is
+    an error: a gold that can never match would grade the question a miss without a word."""
+    if raw is None or raw == []:
+        return None
+    if (
+        isinstance(raw, list | tuple)
+        and len(raw) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in raw)
+        and 1 <= raw[0] <= raw[1]
+    ):
         return int(raw[0]), int(raw[1])
-    return None
+    raise ValueError(
+        f"question {qid}: {key} must be [first, last], line numbers from 1, first <= last: {raw!r}"
+    )
 
 
 # The keys a title path may come under, in this order: ours (snake_case like the other gold keys), a plain
@@ -148,14 +159,15 @@ def question_from_dict(raw: Mapping[str, Any]) -> Question:
         golds.append(
             Gold(
                 str(raw.get("gold_path") or ""),
-                _lines(raw.get("gold_lines")),
+                _lines(raw.get("gold_lines"), qid),
                 raw.get("gold_heading"),
                 title_path,
             )
         )
     for alt in raw.get("gold_alt") or []:
         alt_path = _title_path_in(alt, TITLE_PATH_KEYS, qid)
-        golds.append(Gold(str(alt.get("path") or ""), _lines(alt.get("lines")), alt.get("heading"), alt_path))
+        lines = _lines(alt.get("lines"), qid, "gold_alt lines")
+        golds.append(Gold(str(alt.get("path") or ""), lines, alt.get("heading"), alt_path))
     known = {
         "id", "question", "type", "gold_path", "gold_lines", "gold_heading", "gold_alt",
         "lang", "language", *TITLE_PATH_KEYS,
@@ -203,9 +215,12 @@ def detect_language(text: str) -> str:
 
 
 def load_questions(path: Path, types: Iterable[str] = ()) -> list[Question]:
-    """Questions of a JSONL file, limited to `types` when given; a line that is not JSON is an error."""
+    """Questions of a JSONL file, limited to `types` when given. A line that is not JSON, a question without
+    an id or without text, an id used twice, and gold lines that are no range are errors, naming the line;
+    `types` that match nothing name the types the file has."""
     want = {t for t in types if t}
     out: list[Question] = []
+    first_line: dict[str, int] = {}
     with path.open(encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
@@ -216,9 +231,22 @@ def load_questions(path: Path, types: Iterable[str] = ()) -> list[Question]:
                 raise ValueError(f"{path}:{number}: not JSON: {err.msg}") from None
             if not isinstance(raw, dict) or "id" not in raw:
                 raise ValueError(f"{path}:{number}: a question needs at least an id")
-            q = question_from_dict(raw)
+            try:
+                q = question_from_dict(raw)
+            except ValueError as err:
+                raise ValueError(f"{path}:{number}: {err}") from None
+            if q.id in first_line:
+                raise ValueError(f"{path}:{number}: the id {q.id!r} is taken (line {first_line[q.id]})")
+            first_line[q.id] = number
+            if not q.question.strip():
+                raise ValueError(f"{path}:{number}: question {q.id} has no question text")
             if not want or q.type in want:
                 out.append(q)
+    if want and not out and first_line:
+        have = sorted({q.type for q in load_questions(path)})
+        raise ValueError(
+            f"{path} has no question of type {', '.join(sorted(want))}: its types are {', '.join(have)}"
+        )
     return out
 
 
