@@ -211,8 +211,8 @@ def resolve_questions(questions: Sequence[Question], root: Path) -> list[Questio
     corpus = Corpus(root)
     out: list[Question] = []
     for q in questions:
-        named = [g.path for g in q.golds if g.path]
-        if named and not any(_in_corpus(root, path) for path in named):  # it could never be answered
+        named = [g.path for g in q.golds if g.path and not g.title_path]  # title paths: resolved below
+        if named and len(named) == len(q.golds) and not any(_in_corpus(root, p) for p in named):
             raise GoldError(f"question {q.id}: its gold path {named[0]} is no file of {root}")
         if not any(g.title_path for g in q.golds):
             out.append(q)
