@@ -63,3 +63,24 @@ def test_make_copy_and_revoke_a_key(keys_server: UiServer, open_page: OpenPage) 
     page.fill("#key-name", "nothing picked")
     page.locator("#create-key").click()
     expect(page.locator("#key-form .field-error")).to_have_text("Pick at least one folder, or every folder.")
+
+
+def test_a_key_sees_the_admins_controls_shown_not_offered(keys_server: UiServer, open_page: OpenPage) -> None:
+    made = keys_server.api("POST", "/api/keys", json={"name": "writer", "folders": ["work"], "role": "write"})
+    assert made.status_code == 201, made.text
+    secret = made.json()["secret"]
+    page = open_page(keys_server, "/#/f/work/settings", token=secret)
+    expect(
+        page.locator(".notice", has_text="Only the admin (RAGDOWN_TOKEN) changes a folder")
+    ).to_be_visible()
+    expect(page.locator(".settings-page input:not([disabled])")).to_have_count(0)
+    expect(page.get_by_role("button", name="Rename")).to_have_count(0)
+    expect(page.locator("#new-folder")).to_be_hidden()
+    page.goto("/#/settings")
+    expect(
+        page.locator(".notice", has_text="Only the admin (RAGDOWN_TOKEN) changes server settings")
+    ).to_be_visible()
+    expect(page.locator("#save-settings")).to_have_count(0)
+    admin = open_page(keys_server, "/#/f/work/settings")  # the admin's page offers them
+    expect(admin.locator(".notice", has_text="Only the admin")).to_have_count(0)
+    expect(admin.locator("#new-folder")).to_be_visible()

@@ -121,6 +121,26 @@ def test_document_view_follows_links_and_shows_embeds_images_and_backlinks(
     expect(page).to_have_url(re.compile(r"#/d/work/Home\.md$"))
 
 
+def test_a_note_that_embeds_itself_or_a_loop_of_embeds_is_shown_once(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    for path, text in (
+        ("work/loops/Self.md", "# Self\n\nMe, again: ![[Self]]\n"),
+        ("work/loops/LoopA.md", "# Loop A\n\nA holds ![[LoopB]]\n"),
+        ("work/loops/LoopB.md", "# Loop B\n\nB holds ![[LoopA]]\n"),
+    ):
+        assert ui_server.api("POST", "/api/doc", json={"path": path, "text": text}).is_success
+    page = open_page(ui_server, "/#/d/work/loops/Self.md")
+    preview = page.locator("#preview")
+    expect(preview.locator(".embed-note")).to_have_count(1)
+    expect(preview.locator(".embed-note")).to_contain_text("embeds itself: not shown again")
+    page = open_page(ui_server, "/#/d/work/loops/LoopA.md")
+    preview = page.locator("#preview")
+    expect(preview.locator(".embed-note .embed-body").first).to_contain_text("B holds")
+    expect(preview.locator(".embed-note .embed-note")).to_contain_text("embeds itself: not shown again")
+    expect(preview.locator(".embed-note .embed-note .embed-note")).to_have_count(0)
+
+
 def test_a_superseded_document_links_to_its_replacement(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/d/work/old.md")
     banner = page.locator(".notice-warn")
@@ -239,6 +259,26 @@ def test_conflict_prompt_discard_my_edit(ui_server: UiServer, open_page: OpenPag
     assert path.read_text() == "# ConflictDiscard\n\nTheir version.\n"
 
 
+def test_a_file_deleted_on_disk_meanwhile_is_said_so_and_can_be_saved_again(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    path = ui_server.docs / "work/gone/Vanishing.md"
+    assert ui_server.api(
+        "POST", "/api/doc", json={"path": "work/gone/Vanishing.md", "text": "# V\n"}
+    ).is_success
+    page = open_page(ui_server, "/#/e/work/gone/Vanishing.md")
+    source = page.locator("#editor-source")
+    expect(source).to_have_value("# V\n")
+    path.unlink()
+    source.fill("# V\n\nMine.\n")
+    page.click("#save-button")
+    prompt = page.locator("dialog[role=alertdialog]")
+    expect(prompt).to_contain_text("This file was deleted on disk since you opened it")
+    prompt.get_by_role("button", name="Save it again").click()
+    wait_saved(page)
+    assert path.read_text() == "# V\n\nMine.\n"
+
+
 def test_leaving_with_unsaved_changes_asks_first(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/e/work/Guard.md")
     source = page.locator("#editor-source")
@@ -297,6 +337,12 @@ def test_new_document_opens_in_the_editor_and_a_taken_name_offers_the_existing_o
     taken = page.locator("dialog", has_text="That name is taken")
     taken.get_by_role("button", name="Open it").click()
     expect(page).to_have_url(re.compile(r"#/d/work/ideas/Fresh%20idea\.md$"))
+
+    page.click("#new-document")  # a title typed as a file name names the file, without a second .md
+    page.fill("#ask-title", "Report.md")
+    page.locator("dialog").get_by_role("button", name="Create", exact=True).click()
+    expect(page).to_have_url(re.compile(r"#/e/work/ideas/Report\.md$"))
+    assert (ui_server.docs / "work/ideas/Report.md").read_text() == "# Report\n"
 
 
 def test_move_rewrites_links_and_lists_them(ui_server: UiServer, open_page: OpenPage) -> None:

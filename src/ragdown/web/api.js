@@ -1,7 +1,8 @@
 // The `/api` routes, with the bearer token the user gave once (kept in localStorage).
 //
-// Every call but `status` sends the token. A 401 hands over to the handler the app registers
-// (it asks for the token again) and the call is retried with the new one.
+// Every call sends the token. A 401 hands over to the handler the app registers (it asks for the
+// token again) and the call is retried with the new one; `status`, open to anyone, sends it only to
+// learn who the caller is (`access`), and without it when it is not accepted.
 
 const TOKEN_KEY = "ragdown.token";
 
@@ -76,7 +77,8 @@ function loginAgain(reason) {
  * One request. `body` is sent as JSON; `raw` returns the Response (for files) instead of JSON.
  * Throws ApiError for any answer that is not 2xx (status 0 when the server cannot be reached).
  */
-export async function request(method, path, { query, body, raw = false, auth = true, signal } = {}) {
+export async function request(method, path, { query, body, raw = false, auth: wanted = true, signal } = {}) {
+  let auth = wanted;
   const url = buildUrl(path, query);
   for (let attempt = 0; ; attempt += 1) {
     const headers = { Accept: raw ? "*/*" : "application/json" };
@@ -94,7 +96,11 @@ export async function request(method, path, { query, body, raw = false, auth = t
       if (err && err.name === "AbortError") throw err;
       throw new ApiError(0, "The server cannot be reached.");
     }
-    if (response.status === 401 && auth && attempt < 5) {
+    if (response.status === 401 && auth === "optional" && token && attempt === 0) {
+      auth = false; // an open route: asked again as anyone
+      continue;
+    }
+    if (response.status === 401 && auth === true && attempt < 5) {
       await loginAgain(token ? "That token was not accepted." : null);
       continue;
     }
@@ -117,7 +123,7 @@ export async function tokenWorks(token) {
 const enc = encodeURIComponent;
 
 export const api = {
-  status: (signal) => request("GET", "/api/status", { auth: false, signal }),
+  status: (signal) => request("GET", "/api/status", { auth: "optional", signal }),
   patchSettings: (patch) => request("PATCH", "/api/settings", { body: patch }),
   queryLog: () => request("GET", "/api/query-log"),
   clearQueryLog: () => request("DELETE", "/api/query-log"),

@@ -9,7 +9,7 @@ import { askToken, toastError } from "./dialogs.js";
 import { renderEditor } from "./editor.js";
 import { FolderPane } from "./folder-pane.js";
 import { reload, routes, startRouter } from "./router.js";
-import { readOnly, refreshFolders, refreshStatus, state, subscribe } from "./state.js";
+import { isAdmin, readOnly, refreshFolders, refreshStatus, state, subscribe } from "./state.js";
 import { renderDoc } from "./view-doc.js";
 import { renderFolder } from "./view-folder.js";
 import { renderFolderSettings } from "./view-folder-settings.js";
@@ -154,7 +154,7 @@ function drawSidebar() {
         )
       : null,
   );
-  byId("new-folder").hidden = readOnly();
+  byId("new-folder").hidden = readOnly() || !isAdmin();
 }
 
 function drawNav() {

@@ -254,7 +254,7 @@ class Editor {
       this.saved(text, answer);
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && err.code === "changed") {
-        await this.conflict(text);
+        await this.conflict(text, /was deleted since it was opened/.test(err.message || ""));
       } else {
         toastError(err, "Could not save");
       }
@@ -347,17 +347,23 @@ class Editor {
     this.textarea.scrollTop = Math.max(0, top);
   }
 
-  /** The file changed on disk since it was opened: save over it, discard this edit, or keep editing. */
-  async conflict(text) {
+  /**
+   * The file changed on disk since it was opened (or, `gone`, was deleted): save over it (save it
+   * again), discard this edit, or keep editing.
+   */
+  async conflict(text, gone = false) {
     const choice = await choose({
-      title: "This file changed on disk since you opened it",
+      title: gone
+        ? "This file was deleted on disk since you opened it"
+        : "This file changed on disk since you opened it",
       role: "alertdialog",
-      message:
-        "It was saved elsewhere (Obsidian, an agent, git…) after you opened it. Save over that version, or discard your edit and load it?",
+      message: gone
+        ? "It was deleted elsewhere (Obsidian, an agent, git…) after you opened it. Save your text as it again, or discard your edit?"
+        : "It was saved elsewhere (Obsidian, an agent, git…) after you opened it. Save over that version, or discard your edit and load it?",
       choices: [
         { value: null, label: "Keep editing" },
         { value: "discard", label: "Discard my edit", kind: "danger" },
-        { value: "overwrite", label: "Save over it", kind: "primary" },
+        { value: "overwrite", label: gone ? "Save it again" : "Save over it", kind: "primary" },
       ],
     });
     if (choice === "overwrite") {

@@ -485,9 +485,13 @@ export async function newDocument(folder, besidePath = null, suggestedTitle = ""
   });
   if (!values) return null;
   const sub = values.subfolder.replace(/\\/g, "/").replace(/^\/+|\/+$/g, "");
-  const path = `${folder}/${sub ? `${sub}/` : ""}${fileNameFor(values.title)}.md`;
+  // A title typed as a file name ("Report.md") names the file; its heading is the title without it.
+  const given = values.title.trim().match(/^(.*?)(\.(?:md|markdown|mdx))$/i);
+  const title = given && given[1].trim() ? given[1].trim() : values.title;
+  const extension = given && given[1].trim() ? given[2] : ".md";
+  const path = `${folder}/${sub ? `${sub}/` : ""}${fileNameFor(title)}${extension}`;
   try {
-    await api.saveDoc({ path, text: `# ${values.title}\n` });
+    await api.saveDoc({ path, text: `# ${title}\n` });
   } catch (err) {
     if (err instanceof ApiError && err.status === 409) {
       const open = await choose({

@@ -87,7 +87,7 @@ export function fillPreview(container, html, options) {
   container.replaceChildren(inertFragment(html));
   container.classList.add("markdown");
   loadMedia(container, options.files);
-  expandEmbeds(container, options, options.depth || 0);
+  expandEmbeds(container, options, options.depth || 0, new Set(options.path ? [options.path] : []));
   if (!previewOptions.has(container)) {
     container.addEventListener("click", (event) => onClick(event, container, previewOptions.get(container)));
   }
@@ -96,13 +96,23 @@ export function fillPreview(container, html, options) {
 
 const previewOptions = new WeakMap();
 
-async function expandEmbeds(root, options, depth) {
+/**
+ * Expands the note embeds under `root`; `chain` holds the notes (and `note#anchor` sections) being shown
+ * around them, so a note that embeds itself, or a loop of embeds, is shown once and said, never again.
+ */
+async function expandEmbeds(root, options, depth, chain) {
   const embeds = [...root.querySelectorAll(".embed-note[data-path]")].filter(
     (embed) => !embed.dataset.expanded,
   );
   if (depth >= MAX_EMBED_DEPTH) return;
   for (const embed of embeds.slice(0, MAX_EMBEDS)) {
     embed.dataset.expanded = "1";
+    const { path, anchor } = embed.dataset;
+    const key = anchor ? `${path}#${anchor}` : path;
+    if (chain.has(key) || (!anchor && chain.has(path))) {
+      embed.append(h("span", { class: "embed-body missing" }, " (embeds itself: not shown again)"));
+      continue;
+    }
     const body = h("div", { class: "embed-body" }, h("span", { class: "loading" }, "Loading…"));
     embed.append(body);
     try {
@@ -112,7 +122,7 @@ async function expandEmbeds(root, options, depth) {
       const section = embed.dataset.anchor ? headingSection(fragment, embed.dataset.anchor) : null;
       body.replaceChildren(section || fragment);
       loadMedia(body, options.files);
-      await expandEmbeds(body, options, depth + 1);
+      await expandEmbeds(body, options, depth + 1, new Set([...chain, key]));
     } catch (err) {
       if (err && err.name === "AbortError") return;
       body.replaceChildren(

@@ -25,6 +25,14 @@ export function readOnly() {
   return Boolean(state.status && state.status.read_only);
 }
 
+/** Whether the caller may change what only the admin may: server and folder settings, folders, keys. */
+export function isAdmin() {
+  const status = state.status;
+  if (!status) return false;
+  if (status.access) return Boolean(status.access.admin);
+  return status.auth_required === false; // an open server (SECURE_LOCAL_NET), no key given
+}
+
 export function authRequired() {
   return !state.status || state.status.auth_required !== false;
 }

@@ -11,6 +11,7 @@ import {
   authRequired,
   docsChanged,
   folderByName,
+  isAdmin,
   readOnly,
   refreshFolders,
   state,
@@ -47,16 +48,26 @@ export async function renderFolderSettings(main, route, { signal }) {
           h("code", {}, `${folder.name}/.ragdown.json`),
           ". Changes apply at once.",
         ),
+        isAdmin()
+          ? null
+          : notice("info", "Only the admin (RAGDOWN_TOKEN) changes a folder's settings: they are shown as they are."),
         mcpSection(),
         toolsetSection(),
         titleSection(),
         filesSection(),
         indexMdSection(),
         hookSection(),
-        readOnly() ? null : renameSection(),
-        readOnly() ? null : deleteSection(),
+        readOnly() || !isAdmin() ? null : renameSection(),
+        readOnly() || !isAdmin() ? null : deleteSection(),
       ),
     );
+    if (!isAdmin()) {
+      // Shown, not offered: every control the admin alone may use is off (a key would get a 403).
+      const controls = ".settings-page input, .settings-page select, .settings-page textarea, .settings-page button:not([data-copy])";
+      for (const control of main.querySelectorAll(controls)) {
+        control.disabled = true;
+      }
+    }
   };
 
   /** Saves `body`; on a refusal, the server's message in a toast and (given a `control`) under it. */

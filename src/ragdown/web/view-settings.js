@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { fmtNumber, h, mount, notice } from "./dom.js";
 import { confirmDialog, toast, toastError } from "./dialogs.js";
 import { routes } from "./router.js";
-import { readOnly, refreshStatus, state } from "./state.js";
+import { isAdmin, readOnly, refreshStatus, state } from "./state.js";
 
 const HOOK_PREFIX = "hook.";
 const STEPS = { int: "1", float: "0.01" };
@@ -173,6 +173,7 @@ export async function renderSettings(main, _route, { signal }) {
     JSON.stringify([
       (state.status && state.status.settings) || null,
       readOnly(),
+      isAdmin(),
       state.folders.map((folder) => [folder.name, folder.hook && folder.hook.min_score]),
     ]);
 
@@ -181,7 +182,7 @@ export async function renderSettings(main, _route, { signal }) {
     if (signal.aborted) return;
     const status = state.status || {};
     const settings = status.settings || {};
-    const locked = readOnly();
+    const locked = readOnly() || !isAdmin();
     const controls = new Map();
     drawn = signature();
 
@@ -338,12 +339,14 @@ export async function renderSettings(main, _route, { signal }) {
           { class: "lead" },
           "What is saved here is kept in .ragdown-server.json in the docs directory and wins over the variable of the same setting until you reset it. The docs directory, read-only mode and the token stay variables.",
         ),
-        locked
+        readOnly()
           ? notice(
               "info",
               "The server is read-only (RAGDOWN_READ_ONLY): server settings cannot change here. Folder settings still can.",
             )
-          : null,
+          : locked
+            ? notice("info", "Only the admin (RAGDOWN_TOKEN) changes server settings: they are shown as they are.")
+            : null,
         folderWarnings,
         facts,
         form,
