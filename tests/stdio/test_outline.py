@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import write
-from tests.stdio.conftest import Connect
+from tests.stdio.conftest import Connect, Session
 
 pytestmark = pytest.mark.anyio
 
@@ -128,26 +129,14 @@ async def test_a_long_outline_comes_in_parts(docs: Path, connect: Connect) -> No
 
         # MarkIndex's structure pages too, though its one top node (the H1) holds every section: each part
         # nests on its own (the H1 repeated, marked continued), and its next step is a call that works.
-        arguments: dict[str, object] = {"doc_path": "big.md"}
         titles: list[str] = []
-        total = 0
-        while True:
-            text = await s.ok("get_document_structure", **arguments)
-            assert len(text) <= 95_000
-            body = envelope(text)
-            data = body["data"]
-            assert isinstance(data, dict)
-            total = data["total_parts"]
+        structure = await every_part(s, "get_document_structure", {"doc_path": "big.md"})
+        for data in structure:
             (big,) = data["nodes"]
             assert big["title"] == "Big"
             assert big.get("continued", False) is (data["part"] > 1)
             titles += [n["title"] for n in big["children"]]
-            steps = body["next_steps"]
-            assert isinstance(steps, list)
-            more = [step for step in steps if step["tool"] == "get_document_structure"]
-            if not more:
-                break
-            arguments = more[0]["arguments"]
+        total = structure[-1]["total_parts"]
         assert total >= 2
         assert titles == [f"Section {i}" for i in range(count)]
 
@@ -156,6 +145,25 @@ def envelope(text: str) -> dict[str, object]:
     body: dict[str, object] = json.loads(text)
     assert set(body) >= {"success", "next_steps"}
     return body
+
+
+async def every_part(s: Session, tool: str, arguments: dict[str, object]) -> list[dict[str, Any]]:
+    """Each part's `data` of a paged MarkIndex answer, calling the next step it names until none: every
+    part stays under the budget, and each next step is a call that works as given."""
+    parts: list[dict[str, Any]] = []
+    while True:
+        text = await s.ok(tool, **arguments)
+        assert len(text) <= 95_000
+        body = envelope(text)
+        data = body["data"]
+        assert isinstance(data, dict)
+        parts.append(data)
+        steps = body["next_steps"]
+        assert isinstance(steps, list)
+        more = [step for step in steps if step["tool"] == tool]
+        if not more:
+            return parts
+        arguments = more[0]["arguments"]
 
 
 async def test_the_markindex_set_answers_in_its_own_envelopes(library: Path, connect: Connect) -> None:
@@ -230,23 +238,12 @@ async def test_a_long_markindex_listing_comes_in_parts(docs: Path, connect: Conn
         write(docs, f"n{i:03}.md", f"---\ndescription: {blurb}\n---\n# Note {i}\n\nText {i}.\n")
     async with connect(docs, RAGDOWN_TOOLSET="markindex") as s:
         await s.ok("browse_documents")  # waits for the index
-        arguments: dict[str, object] = {}
-        listed: list[str] = []
-        while True:
-            text = await s.ok("browse_documents", **arguments)
-            assert len(text) <= 95_000
-            body = envelope(text)
-            data = body["data"]
-            assert isinstance(data, dict)
+        parts = await every_part(s, "browse_documents", {})
+        listed = [d["doc_path"] for data in parts for d in data["documents"]]
+        for data in parts:
             assert data["document_count"] == 300
-            listed += [d["doc_path"] for d in data["documents"]]
             assert data["truncated"] is (data["part"] < data["total_parts"])
-            steps = body["next_steps"]
-            assert isinstance(steps, list)
-            more = [step for step in steps if step["tool"] == "browse_documents"]
-            if not more:
-                break
-            arguments = more[0]["arguments"]
+        data = parts[-1]
         assert data["total_parts"] >= 2
         assert listed == [f"n{i:03}.md" for i in range(300)]
 
