@@ -66,40 +66,42 @@ def parse_hook(raw: Any, *, where: str) -> HookOverrides:
     return HookOverrides(**values)
 
 
-def read_settings_file(directory: Path) -> dict[str, Any]:
-    path = directory / SETTINGS_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as err:
-        log.warning("%s is not valid JSON (%s); using defaults", path, err)
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def settings_to_change(directory: Path) -> dict[str, Any]:
-    """A folder's settings about to be changed and written back: refused (nothing written) while its
-    `.ragdown.json` is not a JSON object, which writing would replace, losing what the file held."""
+def _load_settings(directory: Path) -> dict[str, Any]:
+    """A folder's `.ragdown.json` ({} when there is none); a `ValueError` saying what is wrong with it."""
     path = directory / SETTINGS_FILE
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as err:
-        raise conflict(
-            f"{directory.name}/{SETTINGS_FILE} cannot be read ({err}): nothing was changed"
-        ) from None
+        raise ValueError(f"cannot be read ({err})") from None
     try:
         data = json.loads(text)
     except ValueError as err:
-        raise conflict(
-            f"{directory.name}/{SETTINGS_FILE} is not valid JSON ({err}): fix it by hand first; nothing was "
-            "changed"
-        ) from None
+        raise ValueError(f"is not valid JSON ({err})") from None
     if not isinstance(data, dict):
-        raise conflict(f"{directory.name}/{SETTINGS_FILE} is not a JSON object: fix it by hand first")
+        raise ValueError("is not a JSON object")
     return data
+
+
+def read_settings_file(directory: Path) -> dict[str, Any]:
+    """A folder's settings as they apply: the defaults, logged, while its file cannot be used."""
+    try:
+        return _load_settings(directory)
+    except ValueError as err:
+        log.warning("%s %s; using defaults", directory / SETTINGS_FILE, err)
+        return {}
+
+
+def settings_to_change(directory: Path) -> dict[str, Any]:
+    """A folder's settings about to be changed and written back: refused (nothing written) while its
+    `.ragdown.json` cannot be used, which writing would replace, losing what the file held."""
+    try:
+        return _load_settings(directory)
+    except ValueError as err:
+        raise conflict(
+            f"{directory.name}/{SETTINGS_FILE} {err}: fix it by hand first; nothing was changed"
+        ) from None
 
 
 def folder_settings(directory: Path, name: str | None = None) -> FolderSettings:
