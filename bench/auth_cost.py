@@ -109,9 +109,9 @@ async def drive(url: str, token: str | None, clients: int, seconds: float) -> di
 
 def micro(docs: Path, key: str, n: int) -> dict[str, float]:
     """The checks' own cost, in-process: microseconds per call."""
+    from ragdown.access.keys import KeyStore
     from ragdown.http.ratelimit import RateLimiter
     from ragdown.http.security import Guard
-    from ragdown.keys import KeyStore
 
     guard = Guard(TOKEN, (), (), keys=KeyStore(docs))
     open_guard = Guard(None, (), (), keys=KeyStore(docs))
@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument("--micro", type=int, default=200_000)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "src"))
-    from ragdown.keys import KeyStore
+    from ragdown.access.keys import KeyStore
 
     with tempfile.TemporaryDirectory() as tmp:
         docs = Path(tmp) / "docs"

@@ -64,7 +64,7 @@ QUERIES = (
 
 
 def worker(args: argparse.Namespace) -> None:
-    from ragdown.index.embedders import CATALOG, OnnxEmbedder, load_embedder
+    from ragdown.embedders import CATALOG, OnnxEmbedder, load_embedder
 
     if args.no_arena:
         model = CATALOG["minilm"]

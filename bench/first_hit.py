@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from _common import CORPORA, exit_cleanly_on_sigterm, machine, median, table, write_result
-from ragdown.config import Settings
-from ragdown.cpus import default_threads
-from ragdown.engine import Engine
-from ragdown.index import sync
-from ragdown.index.embedders import load_configured
-from ragdown.index.embedders.base import Embedder
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.sync import SyncProgress
+from ragdown.core.config import Settings
+from ragdown.core.cpus import default_threads
+from ragdown.embedders import load_configured
+from ragdown.embedders.base import Embedder
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.sync import indexer as sync
+from ragdown.sync.indexer import SyncProgress
 
 QUERY = "how do I link to a heading in another note"
 POLL_S = 0.05

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from _common import median, percentile, table, write_result
-from ragdown import door
 from ragdown.history import HistoryStore
 from ragdown.history.journal import Journal
+from ragdown.writes import door
 
 
 def note(seed: int, size: int = 20_000) -> bytes:

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from _common import median, percentile, table, write_result
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.store import Store
-from ragdown.index.sync import Indexer
+from ragdown.embedders import HashEmbedder
+from ragdown.storage.sqlite.store import Store
+from ragdown.sync.indexer import Indexer
 from resync import generate_notes
 
 RULE_FILES = {".gitignore": "*.tmp.md\ndrafts/\n", ".ragdownignore": "scratch-*.md\n"}

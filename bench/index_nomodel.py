@@ -154,9 +154,9 @@ def profile(corpus: Path) -> None:
     import pstats
 
     from ragdown.documents import CHUNKER_VERSION
-    from ragdown.index.embedders.hash import HashEmbedder
-    from ragdown.index.store import IndexMeta, PendingFile, Store
-    from ragdown.index.sync import Indexer
+    from ragdown.embedders.hash import HashEmbedder
+    from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
+    from ragdown.sync.indexer import Indexer
 
     with tempfile.TemporaryDirectory(prefix="ragdown-bench-prof-") as tmp:
         docs = Path(tmp) / "docs"

@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from _common import CORPORA, exit_cleanly_on_sigterm, machine, median, table, write_result
-from ragdown.cpus import default_threads
+from ragdown.core.cpus import default_threads
 from ragdown.documents import CHUNKER_VERSION, parse_document
-from ragdown.index.embedders import Embedder, Vectors, load_embedder
-from ragdown.index.store import IndexMeta, Store
-from ragdown.index.sync import Indexer
-from ragdown.index.walk import walk_markdown
+from ragdown.embedders import Embedder, Vectors, load_embedder
+from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.sync.indexer import Indexer
+from ragdown.vault.walk import walk_markdown
 
 GOAL_OVERHEAD = 0.10
 # One pair on the vault is ~3 minutes single-threaded (1,567 chunks at ~17 chunks/s): keep the default run

@@ -183,7 +183,7 @@ options.log_severity_level = 3
 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
 session = ort.InferenceSession(sys.argv[1], options, providers=["CPUExecutionProvider"])
 rss("session built")
-from ragdown import heap
+from ragdown.core import heap
 heap.trim()
 rss("heap trimmed")
 run = ort.RunOptions()

@@ -33,11 +33,11 @@ from psycopg import sql
 import pg_scale
 from _common import exit_cleanly_on_sigterm, median, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index import pghnsw
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.pgbackend import PostgresBackend
-from ragdown.index.store import IndexMeta, Store
-from ragdown.index.sync import Indexer
+from ragdown.embedders import HashEmbedder
+from ragdown.storage.postgres import hnsw as pghnsw
+from ragdown.storage.postgres.backend import PostgresBackend
+from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.sync.indexer import Indexer
 
 VARIANTS = ("row by row", "built after")
 

@@ -31,7 +31,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from _common import exit_cleanly_on_sigterm, median, table, write_result
-from ragdown.index.pghnsw import HnswSettings
+from ragdown.storage.postgres.hnsw import HnswSettings
 
 EF_SWEEP = (40, 100, 200, 400)
 DEFAULT = HnswSettings()

@@ -49,16 +49,16 @@ from pgvector.psycopg import register_vector
 import http_load
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.embedders.base import Vectors
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.pgbackend import PostgresBackend
-from ragdown.index.pghnsw import HnswSettings
-from ragdown.index.pgprimary import PgPrimaryLock
-from ragdown.index.store import IndexMeta, Store
-from ragdown.index.sync import Indexer
-from ragdown.index.vectors import DenseMatrix
+from ragdown.embedders import HashEmbedder
+from ragdown.embedders.base import Vectors
 from ragdown.search.hybrid import Searcher, SearchOptions, pool_size
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.postgres.backend import PostgresBackend
+from ragdown.storage.postgres.hnsw import HnswSettings
+from ragdown.storage.postgres.primary import PgPrimaryLock
+from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.sqlite.vectors import DenseMatrix
+from ragdown.sync.indexer import Indexer
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = http_load.TOKEN  # the clients of http_load.client_loop send it
@@ -136,7 +136,7 @@ class GraphBuilds(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.seconds = 0.0
-        logger = logging.getLogger("ragdown.index.pghnsw")
+        logger = logging.getLogger("ragdown.storage.postgres.hnsw")
         logger.setLevel(logging.INFO)
         logger.addHandler(self)
 
@@ -145,7 +145,7 @@ class GraphBuilds(logging.Handler):
             self.seconds += float(str(record.args[-1]))
 
     def take(self) -> float:
-        logging.getLogger("ragdown.index.pghnsw").removeHandler(self)
+        logging.getLogger("ragdown.storage.postgres.hnsw").removeHandler(self)
         return self.seconds
 
 

@@ -32,13 +32,15 @@ from typing import Any
 import pg_scale
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index import pgbackend, pgsearch, pgstore
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.store import IndexMeta
-from ragdown.index.sync import Indexer
+from ragdown.embedders import HashEmbedder
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
 from ragdown.search.query import fts_match
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.postgres import backend as pgbackend
+from ragdown.storage.postgres import store as pgstore
+from ragdown.storage.postgres import tsvectors as pgsearch
+from ragdown.storage.sqlite.store import IndexMeta
+from ragdown.sync.indexer import Indexer
 
 
 def load_before(src: Path) -> ModuleType:

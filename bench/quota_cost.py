@@ -29,8 +29,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=30)
     args = parser.parse_args()
     sys.path.insert(0, str(REPO / "src"))
-    from ragdown import door, quota
     from ragdown.history.journal import Journal
+    from ragdown.vault import quota
+    from ragdown.writes import door
 
     rows = []
     results = {}

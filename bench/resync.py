@@ -21,7 +21,7 @@
    index metadata matches, so the CLI finds every file unchanged) to spare ~3 minutes of embedding that a
    no-change run never repeats. Baselines in the same loop: `python -c pass` and `python -c "import
    ragdown.cli"`. With `--baseline-src`, the two `ragdown index` runs are repeated with that tree too.
-   Then where start-up goes: `python -X importtime -c "import ragdown.cli"` (cumulative import times of
+   Then where start-up goes: `python -X importtime -c "import ragdown.cli.main"` (cumulative import times of
    a few packages) and `load_embedder("minilm")` timed inside a process.
 """
 
@@ -45,10 +45,10 @@ from pathlib import Path
 
 from _common import CORPORA, exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.store import IndexMeta, Store
-from ragdown.index.sync import Indexer
-from ragdown.index.walk import walk_markdown
+from ragdown.embedders import HashEmbedder
+from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.sync.indexer import Indexer
+from ragdown.vault.walk import walk_markdown
 
 GOAL_MS = 50.0
 WORDS = (
@@ -263,7 +263,7 @@ def bench_cli(reps: int, baseline_src: str | None) -> list[CliRun]:
             store.close()
         commands: dict[str, tuple[list[str], dict[str, str]]] = {
             "python -c pass": ([sys.executable, "-c", "pass"], base),
-            "python -c 'import ragdown.cli'": ([sys.executable, "-c", "import ragdown.cli"], base),
+            "python -c 'import ragdown.cli.main'": ([sys.executable, "-c", "import ragdown.cli.main"], base),
             "ragdown index VAULT --json (hash)": ([ragdown_bin, "index", str(docs), "--json"], envs["hash"]),
             "ragdown index VAULT --json (minilm)": (
                 [ragdown_bin, "index", str(docs), "--json"],
@@ -313,12 +313,12 @@ _LOAD_MINILM = (
 
 
 def bench_startup(reps: int) -> dict[str, float]:
-    """Medians (ms): cumulative import times from `python -X importtime -c "import ragdown.cli"` for a few
+    """Medians (ms): cumulative import times from `python -X importtime -c "import ragdown.cli.main"` for a few
     packages (each where it is first imported), and `load_embedder("minilm")` inside a process."""
     found: dict[str, list[float]] = {name: [] for name in (*IMPORTS, "load_embedder('minilm')")}
     for _ in range(reps):
         done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", "import ragdown.cli"],
+            [sys.executable, "-X", "importtime", "-c", "import ragdown.cli.main"],
             capture_output=True,
             text=True,
             check=True,

@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 import retrieval_common as rc
+from ragdown.engine.runtime import Runtime
 from ragdown.evaluation.metrics import Question, Rule, grade, load_questions
 from ragdown.evaluation.runner import run_hook, run_questions
-from ragdown.runtime import Runtime
 from ragdown.search.hybrid import SearchOptions
 
 CONFIGS = (("off", 0, 0), ("cap 2", 2, 0), ("links 1", 0, 1), ("cap 2 + links 1", 2, 1))

@@ -43,16 +43,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import ragdown.index.lexical as lexical
 import ragdown.search.hybrid as hybrid
+import ragdown.storage.lexical as lexical
 import retrieval_common as rc
 from _common import exit_cleanly_on_sigterm
 from ragdown.evaluation.metrics import Question, grade, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.store import DB_NAME
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_match, substring_match
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.store import DB_NAME
 
 TOP_K = 10
 RRF_K = 60

@@ -22,8 +22,9 @@ import numpy as np
 
 from _common import cpu_model as cpu_model  # re-exported for the retrieval scripts
 from _common import machine as machine
-from ragdown.config import Settings
-from ragdown.engine import Engine
+from ragdown.core.config import Settings
+from ragdown.embedders.base import Embedder, EmbedderError, Vectors
+from ragdown.engine.engine import Engine
 from ragdown.evaluation.metrics import (
     RUNBOOKS_ANSWERABLE_TYPES,
     RUNBOOKS_PROBE_TYPES,
@@ -31,7 +32,6 @@ from ragdown.evaluation.metrics import (
     load_questions,
 )
 from ragdown.evaluation.runner import indexed, open_embedder
-from ragdown.index.embedders.base import Embedder, EmbedderError, Vectors
 from ragdown.search.hybrid import Fusion
 
 SHARED = Path(

@@ -18,9 +18,9 @@ import time
 from typing import Any
 
 import retrieval_common as rc
+from ragdown.embedders import default_min_score
 from ragdown.evaluation.metrics import Mode, grade
 from ragdown.evaluation.runner import run_questions
-from ragdown.index.embedders import default_min_score
 from ragdown.search.hybrid import Fusion, SearchOptions
 
 

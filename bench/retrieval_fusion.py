@@ -32,8 +32,8 @@ from typing import Any
 import retrieval_common as rc
 from ragdown.evaluation.metrics import Question, Report, Rule, grade, load_questions
 from ragdown.evaluation.runner import ranked, result_hit
-from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import FUSION_RULE, FusionRule, Hit, Searcher, SearchOptions, pool_size
+from ragdown.storage.filter_sql import FileFilter
 
 TOP_K = 10
 # What minilm's score fusion was before this rule: BM25 0.6 for prose, 0.8 for identifier and single-term

@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import retrieval_common as rc
-from ragdown.config import Settings
-from ragdown.engine import Engine
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.evaluation.metrics import Question, Rule, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
-from ragdown.index.filter_sql import FileFilter
-from ragdown.runtime import Runtime
 from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit
+from ragdown.storage.filter_sql import FileFilter
 
 # Gate label -> how many of the search's first hits stay whatever their ratio (`select`'s `keep_top`).
 GATES = {"ragdown": KEEP_TOP, "spec": 0, "keep1": 1, "top2": 2}

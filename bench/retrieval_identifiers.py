@@ -20,9 +20,9 @@ from typing import Any
 import retrieval_common as rc
 from ragdown.evaluation.metrics import Question, ResultHit, first_rank
 from ragdown.evaluation.runner import result_hit
-from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_terms
+from ragdown.storage.filter_sql import FileFilter
 
 POOL = 32
 RRF_K = 60

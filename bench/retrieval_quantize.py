@@ -23,10 +23,10 @@ from typing import Any
 
 import retrieval_common as rc
 from _common import median
-from ragdown.config import Settings
+from ragdown.core.config import Settings
+from ragdown.embedders.base import Embedder
 from ragdown.evaluation.metrics import Question, Rule, grade, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
-from ragdown.index.embedders.base import Embedder
 from ragdown.search.hybrid import SearchOptions
 
 CORPORA: dict[str, Path] = {

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import retrieval_common as rc
+from ragdown.embedders import default_min_score, unrelated_score
 from ragdown.evaluation.metrics import Question
-from ragdown.index.embedders import default_min_score, unrelated_score
-from ragdown.index.filter_sql import FileFilter
 from ragdown.search.hybrid import Searcher
+from ragdown.storage.filter_sql import FileFilter
 
 
 def best_cosines(searcher: Searcher, questions: list[Question]) -> list[tuple[float, str]]:

@@ -53,11 +53,11 @@ import numpy.typing as npt
 from _common import exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.documents.model import HEADING_SEPARATOR, Chunk, Document, DocumentMeta
-from ragdown.index.embedders import Vectors
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.store import IndexMeta, PendingFile, Store
+from ragdown.embedders import Vectors
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
 from ragdown.search.query import STOP_WORDS, fts_match, fts_terms
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
 
 DIM = 384
 VOCABULARY = 50_000

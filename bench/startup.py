@@ -190,7 +190,7 @@ def handshake_once(variant: Variant) -> None:
 
 def data_dir_of(code: Code, embedder: str, folder: Path) -> Path:
     """Where that code's `ragdown stdio` keeps the folder's index (the current code's rule; unchanged)."""
-    from ragdown.config import Settings
+    from ragdown.core.config import Settings
 
     return Settings.from_env(code.env(embedder)).with_docs_dir(folder.resolve()).data_dir("stdio")
 

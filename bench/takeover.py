@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import exit_cleanly_on_sigterm, median, table, write_result
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.logs import setup_logging
+from ragdown.core.config import Settings
+from ragdown.core.logs import setup_logging
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
 
 POLL_S = 0.001
 DEADLINE_S = 60.0

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragdown.config import Mode, Settings
-from ragdown.engine import Engine
+from ragdown.core.config import Mode, Settings
+from ragdown.engine.engine import Engine
 
 # One line per test file instead of a dot per test (tests/progress.py).
 pytest_plugins = ["tests.progress"]

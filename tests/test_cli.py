@@ -98,7 +98,7 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
 
 def recall_refusal(**arguments: object) -> str:
     """What `ragdown_recall` (over MCP and REST) answers to these arguments: its refusal's message."""
-    from ragdown.errors import Refusal
+    from ragdown.core.errors import Refusal
     from ragdown.tools.read import RECALL
 
     with pytest.raises(Refusal) as refused:
@@ -135,9 +135,9 @@ def test_search_refuses_what_ragdown_recall_refuses_with_its_message(tmp_path: P
 def test_a_primary_declines_a_search_ragdown_recall_refuses(tmp_path: Path) -> None:
     """A primary asked over its socket checks the same way, and declines with the tool's message (the CLI
     then refuses it alone), instead of answering with a clamped `top_k`."""
-    from ragdown.commands import answer
-    from ragdown.config import Settings, settings_environment
-    from ragdown.engine import Engine
+    from ragdown.core.config import Settings, settings_environment
+    from ragdown.engine.engine import Engine
+    from ragdown.tools.cli_answers import answer
 
     docs = tmp_path / "docs"
     write(docs, "a.md", "# A\n\nrestore it\n")
@@ -161,8 +161,8 @@ def test_a_primary_declines_a_search_ragdown_recall_refuses(tmp_path: Path) -> N
 def test_the_clis_quick_check_agrees_with_ragdown_recalls_model() -> None:
     """`check_search` loads the tool's model only for arguments it may refuse; what it lets through without
     the model, the model takes too, and what it refuses is the model's refusal."""
-    from ragdown.commands import SearchRequest, check_search
-    from ragdown.errors import Refusal
+    from ragdown.core.errors import Refusal
+    from ragdown.tools.cli_answers import SearchRequest, check_search
     from ragdown.tools.read import RECALL
 
     for query in ("", " ", "x", "restore twice"):

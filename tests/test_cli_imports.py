@@ -17,7 +17,7 @@ from tests.conftest import REPO, isolated_env, write
 RUNNER = """
 import json, sys
 out = sys.argv.pop(1)
-from ragdown.cli import main
+from ragdown.cli.main import main
 try:
     code = main(sys.argv[1:])
 finally:
@@ -30,8 +30,8 @@ sys.exit(code)
 # until its engine is ready and has synced, and writes the modules loaded to OUT.
 STDIO = """
 import json, sys
-from ragdown.config import Settings
-from ragdown.mcpserver import prepare_stdio
+from ragdown.core.config import Settings
+from ragdown.mcpserver.server import prepare_stdio
 served = prepare_stdio(Settings.from_env())
 served.engine.wait_ready(60)
 served.engine.sync()
@@ -89,7 +89,17 @@ def test_version_loads_nothing_of_the_index(folder: tuple[Path, dict[str, str]],
         packages(modules) & (MCP | MODEL | {"numpy", "sqlite3", "markdown_it", "yaml", "pathspec"}) == set()
     )
     assert not {
-        m for m in modules if m.startswith(("ragdown.index", "ragdown.engine", "ragdown.search.hybrid"))
+        m
+        for m in modules
+        if m.startswith(
+            (
+                "ragdown.storage",
+                "ragdown.sync",
+                "ragdown.embedders",
+                "ragdown.engine",
+                "ragdown.search.hybrid",
+            )
+        )
     }
 
 
@@ -108,7 +118,7 @@ def test_index_and_search_with_hash_load_neither_mcp_nor_onnx(
     assert (
         packages(modules) & (MCP | MODEL | {"watchfiles", "asyncio", "markdown_it", "yaml", "rich"}) == set()
     )
-    assert "ragdown.engine" in modules  # no server runs: the CLI opened the index itself
+    assert "ragdown.engine.engine" in modules  # no server runs: the CLI opened the index itself
 
 
 def test_stdio_loads_no_http_face_no_model_runtime_and_only_its_tool_set(
@@ -124,7 +134,7 @@ def test_stdio_loads_no_http_face_no_model_runtime_and_only_its_tool_set(
         timeout=120,
     )
     modules = set(json.loads(out.read_text(encoding="utf-8")))
-    assert "ragdown.mcpserver" in modules
+    assert "ragdown.mcpserver.server" in modules
     # `import mcp` itself loads starlette and uvicorn (the SDK's package __init__); ragdown adds no HTTP face.
     assert not {m for m in modules if m.startswith("ragdown.http")}
     assert packages(modules) & MODEL == set()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
-from ragdown.index.primary import request, socket_path
+from ragdown.core.config import Settings
+from ragdown.storage.sqlite.primary import request, socket_path
 from tests.conftest import REPO, isolated_env, write
 from tests.test_cli_imports import run_cli
 
@@ -94,7 +94,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     alone = {}
     for search in SEARCHES:
         done, modules = run_cli(env, tmp, "search", str(docs), *search)
-        assert "ragdown.engine" in modules  # no server yet: the CLI works alone
+        assert "ragdown.engine.engine" in modules  # no server yet: the CLI works alone
         alone[search] = done.stdout
     state = Served(docs, env, tmp, alone)
     state.server = start_stdio(docs, env, state.sock)
@@ -111,14 +111,14 @@ def test_search_through_the_server_prints_what_it_prints_alone(served: Served) -
         done, modules = run_cli(served.env, served.tmp, "search", str(served.docs), *search)
         assert done.stdout == alone, search
         # The answer came from the server: this process never opened the index nor built an embedder.
-        assert {"ragdown.engine", "ragdown.index.store", "numpy"} & modules == set(), search
+        assert {"ragdown.engine.engine", "ragdown.storage.sqlite.store", "numpy"} & modules == set(), search
 
 
 def test_the_cli_s_own_settings_travel_with_the_request(served: Served) -> None:
     env = {**served.env, "RAGDOWN_TEXT_LIMIT": "12"}
     args = ("search", str(served.docs), "restore", "--json")
     through, modules = run_cli(env, served.tmp, *args)
-    assert "ragdown.engine" not in modules
+    assert "ragdown.engine.engine" not in modules
     hits = json.loads(through.stdout)["hits"]
     default = json.loads(run_cli(served.env, served.tmp, *args)[0].stdout)["hits"]  # the server's settings
     assert [h["path"] for h in hits] == [d["path"] for d in default]
@@ -129,7 +129,7 @@ def test_the_cli_s_own_settings_travel_with_the_request(served: Served) -> None:
     stop(stop_server)  # the same command alone, with the same settings, prints the same
     try:
         alone, modules = run_cli(env, served.tmp, *args)
-        assert "ragdown.engine" in modules
+        assert "ragdown.engine.engine" in modules
         assert alone.stdout == through.stdout
     finally:
         served.server = start_stdio(served.docs, served.env, served.sock)
@@ -141,13 +141,13 @@ def _masked(text: str) -> str:
 
 def test_index_through_the_server_syncs_and_reports_as_alone(served: Served) -> None:
     done, modules = run_cli(served.env, served.tmp, "index", str(served.docs))
-    assert "ragdown.engine" not in modules
+    assert "ragdown.engine.engine" not in modules
     assert _masked(done.stdout) == "0 added, 0 updated, 0 removed, 3 unchanged; 0 chunks in N ms\n"
 
     write(served.docs, "notes/new.md", "# Fresh\n\nA quokka appears.\n")
     try:
         done, modules = run_cli(served.env, served.tmp, "index", str(served.docs), "--json")
-        assert "ragdown.engine" not in modules
+        assert "ragdown.engine.engine" not in modules
         report = json.loads(done.stdout)
         assert (report["added"], report["unchanged"]) == (1, 3)
         found, _ = run_cli(served.env, served.tmp, "search", str(served.docs), "quokka", "--top-k", "1")
@@ -161,7 +161,7 @@ def test_a_primary_that_would_answer_otherwise_is_not_asked(served: Served) -> N
     # Another embedder than the server's: the CLI works alone (a reader of the server's index).
     other = {**served.env, "RAGDOWN_EMBEDDER": f"onnx:{served.tmp / 'no-such-model'}"}
     done, modules = run_cli(other, served.tmp, "search", str(served.docs), "restore twice")
-    assert "ragdown.engine" in modules
+    assert "ragdown.engine.engine" in modules
     assert done.stdout.startswith("ops/backups.md:")
     # Extra --ignore patterns need the index to themselves: the primary syncs with its own rules, so the
     # CLI says so instead of reporting a sync that ignored nothing.
@@ -204,5 +204,5 @@ def test_a_dead_primary_s_stale_socket_leaves_the_cli_working_alone(tmp_path: Pa
     proc.wait()
     assert sock.exists()  # nobody removed it
     done, modules = run_cli(env, tmp_path, "search", str(docs), "restore twice")
-    assert "ragdown.engine" in modules
+    assert "ragdown.engine.engine" in modules
     assert done.stdout == alone.stdout

@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ragdown.cli import main
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
+from ragdown.cli.main import main
 from tests.conftest import REPO, ServeProcess, isolated_env, start_serve, write
 
 TOKEN = "client-test-token-0123456789"

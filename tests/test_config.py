@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import ConfigError, Settings, validate_notes_dir
+from ragdown.core.config import ConfigError, Settings, validate_notes_dir
 
 
 def test_defaults_follow_the_spec(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ragdown.cpus import default_threads, physical_cores, quota_cpus
+from ragdown.core.cpus import default_threads, physical_cores, quota_cpus
 
 
 def cpuinfo(cores: list[tuple[int, int]]) -> str:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.access import ADMIN, NOBODY, Access, access_of
-from ragdown.errors import Refusal
-from ragdown.keys import KeyStore
+from ragdown.access.caller import ADMIN, NOBODY, Access, access_of
+from ragdown.access.keys import KeyStore
+from ragdown.core.errors import Refusal
 
 
 @pytest.fixture

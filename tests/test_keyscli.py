@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.cli import main
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
+from ragdown.cli.main import main
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from ragdown import __version__
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
 from tests.conftest import REPO, free_port, isolated_env, write
 
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")

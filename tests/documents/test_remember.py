@@ -7,13 +7,7 @@ import itertools
 import re
 
 from ragdown.documents import read_document_meta
-from ragdown.documents.remember import (
-    default_note_name,
-    note_names,
-    relative_path,
-    remember_text,
-    slugify,
-)
+from ragdown.documents.remember import default_note_name, note_names, relative_path, remember_text, slugify
 
 DAY = datetime.date(2026, 9, 15)
 

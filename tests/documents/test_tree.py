@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragdown.documents import parse_document
-from ragdown.documents.tree import (
-    MAX_NODE_TOKENS,
-    ROUTING_COST,
-    Node,
-    build_tree,
-    estimate_tokens,
-    tree_cost,
-)
+from ragdown.documents.tree import MAX_NODE_TOKENS, ROUTING_COST, Node, build_tree, estimate_tokens, tree_cost
 
 
 def words(n: int, word: str = "word") -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.index.embedders import CATALOG, OnnxEmbedder, load_embedder
+from ragdown.embedders import CATALOG, OnnxEmbedder, load_embedder
 
 MakeModelDir = Callable[..., Path]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.index.embedders import (
+from ragdown.embedders import (
     CATALOG,
     CatalogModel,
     EmbedderError,
@@ -17,7 +17,7 @@ from ragdown.index.embedders import (
     OnnxEmbedder,
     load_embedder,
 )
-from ragdown.index.embedders.catalog import DOWNLOAD_MARKER
+from ragdown.embedders.catalog import DOWNLOAD_MARKER
 
 from .servers import hub_server, unused_port
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.index.embedders import CATALOG, OnnxEmbedder, load_embedder
-from ragdown.index.embedders import gather_first as gf
-from ragdown.index.embedders import quantize as q
+from ragdown.embedders import CATALOG, OnnxEmbedder, load_embedder
+from ragdown.embedders import gather_first as gf
+from ragdown.embedders import quantize as q
 
 pytestmark = [
     pytest.mark.integration,

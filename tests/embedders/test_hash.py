@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from ragdown.index.embedders import Embedder, HashEmbedder, load_embedder
-from ragdown.index.embedders.hash import HASH_DIM, hash_vector, tokenize
+from ragdown.embedders import Embedder, HashEmbedder, load_embedder
+from ragdown.embedders.hash import HASH_DIM, hash_vector, tokenize
 
 
 def reference_vector(tokens: list[str]) -> npt.NDArray[np.float32]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.index.embedders import (
+from ragdown.embedders import (
     CATALOG,
     KNOWN_EMBEDDERS,
     EmbedderError,

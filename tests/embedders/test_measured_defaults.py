@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.index.embedders import CATALOG, EmbedderError, OnnxModelConfig, default_min_ratio
-from ragdown.index.embedders.catalog import MINILM_MIN_RATIO
-from ragdown.index.embedders.onnx import DEFAULT_MIN_RATIO
+from ragdown.embedders import CATALOG, EmbedderError, OnnxModelConfig, default_min_ratio
+from ragdown.embedders.catalog import MINILM_MIN_RATIO
+from ragdown.embedders.onnx import DEFAULT_MIN_RATIO
 from tests.embedders.conftest import MakeModelDir
 
 

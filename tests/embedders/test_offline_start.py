@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.access.scope import Scope
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from tests.conftest import isolated_env, write
 from tests.stdio.conftest import Endpoint
 

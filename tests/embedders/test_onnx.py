@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.index.embedders import (
+from ragdown.embedders import (
     Embedder,
     EmbedderError,
     OnnxEmbedder,

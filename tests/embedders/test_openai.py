@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 from httpcore._sync import http11
 
-from ragdown.index.embedders import Embedder, EmbedderError, OpenAIEmbedder, default_min_score, load_embedder
+from ragdown.embedders import Embedder, EmbedderError, OpenAIEmbedder, default_min_score, load_embedder
 
 from .servers import EmbeddingsEndpoint, embeddings_server, fake_vector, unused_port
 

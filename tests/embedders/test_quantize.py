@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.index.embedders import OnnxEmbedder, load_embedder
-from ragdown.index.embedders import quantize as q
+from ragdown.embedders import OnnxEmbedder, load_embedder
+from ragdown.embedders import quantize as q
 
 from .conftest import MakeModelDir
 

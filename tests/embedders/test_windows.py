@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index.embedders import OnnxEmbedder
-from ragdown.index.embedders.base import WindowedEmbedder
-from ragdown.index.embedders.onnx import MAX_WINDOWS
-from ragdown.index.filter_sql import FileFilter
+from ragdown.core.config import Settings
+from ragdown.embedders import OnnxEmbedder
+from ragdown.embedders.base import WindowedEmbedder
+from ragdown.embedders.onnx import MAX_WINDOWS
+from ragdown.engine.engine import Engine
+from ragdown.storage.filter_sql import FileFilter
 from tests.conftest import isolated_env, write
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragdown.cli import main
+from ragdown.cli.main import main
 from tests.conftest import BENCH, isolated_env, write
 
 GRADE_PY = BENCH / "grade.py"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ragdown.cli import main
+from ragdown.cli.main import main
 from ragdown.evaluation.gold import GoldError, outline_of, resolve_questions
 from ragdown.evaluation.metrics import (
     Gold,

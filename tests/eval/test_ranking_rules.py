@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.lexical import lexical_text
-from ragdown.index.store import DB_NAME, Store
+from ragdown.engine.engine import Engine
 from ragdown.search.hook import HookSettings, select
 from ragdown.search.hybrid import Hit, SearchOptions
 from ragdown.search.query import (
@@ -23,6 +20,9 @@ from ragdown.search.query import (
     names_identifier,
     quoted_spans,
 )
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.lexical import lexical_text
+from ragdown.storage.sqlite.store import DB_NAME, Store
 from tests.conftest import write
 
 OpenEngine = Callable[..., Engine]
@@ -87,7 +87,7 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
     docs: Path, open_engine: OpenEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     write(docs, "附件.md", "# 附件\n\n更改默认附件储存位置。\n")
-    caplog.set_level(logging.INFO, logger="ragdown.index.store")
+    caplog.set_level(logging.INFO, logger="ragdown.storage.sqlite.store")
     open_engine(docs).close()
     # A new index has nothing to re-tokenise, so it says nothing of it.
     assert not [r for r in caplog.records if "re-tokenising" in r.getMessage()]

@@ -16,17 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.evaluation.metrics import (
-    RUNBOOKS_ANSWERABLE_TYPES,
-    RUNBOOKS_PROBE_TYPES,
-    grade,
-    load_questions,
-)
+from ragdown.core.config import Settings
+from ragdown.embedders import CATALOG
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.evaluation.metrics import RUNBOOKS_ANSWERABLE_TYPES, RUNBOOKS_PROBE_TYPES, grade, load_questions
 from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
-from ragdown.index.embedders import CATALOG
-from ragdown.runtime import Runtime
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import BENCH, isolated_env
 

@@ -21,7 +21,7 @@ import httpx2
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from ragdown.config import Settings
+from ragdown.core.config import Settings
 from ragdown.http.app import RagdownApp
 from ragdown.http.serve import build_app
 from tests.conftest import ServeProcess, isolated_env, start_serve, write

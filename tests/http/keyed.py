@@ -15,9 +15,9 @@ from anyio.from_thread import start_blocking_portal
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ragdown.config import Settings
+from ragdown.access.keys import SECRET_PREFIX, KeyStore
+from ragdown.core.config import Settings
 from ragdown.http.serve import build_app
-from ragdown.keys import SECRET_PREFIX, KeyStore
 from tests.conftest import isolated_env
 from tests.http.conftest import APP_URL, TOKEN, PortalTransport, Server, _server_env
 

@@ -24,10 +24,11 @@ import httpx
 import pytest
 
 from ragdown import toolsets
+from ragdown.access.keys import KeyStore
 from ragdown.http import app as app_module
-from ragdown.http import oauth, rest
-from ragdown.keys import KeyStore
-from ragdown.tools import ROOT_TOOLS
+from ragdown.http import rest
+from ragdown.http.oauth import routes as oauth
+from ragdown.tools.catalog import ROOT_TOOLS
 from tests.conftest import start_serve, write
 from tests.http.conftest import TOKEN, Server, _server_env
 from tests.http.keyed import DEAD, Keys, make_keys, mcp_client

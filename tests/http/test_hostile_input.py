@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.paths import MAX_DOCUMENT_BYTES
+from ragdown.core.paths import MAX_DOCUMENT_BYTES
 from tests.conftest import write
 from tests.http.conftest import StartServer, ops_folder
 

@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from ragdown.http.oauth_grants import narrowed, scopes_of
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
+from ragdown.http.oauth.grants import narrowed, scopes_of
 from tests.conftest import write
 from tests.http.conftest import APP_URL, TOKEN, Server, StartServer, ops_folder
 

@@ -26,7 +26,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
 from tests.conftest import write
 from tests.http.conftest import TOKEN, StartServer, ops_folder
 

@@ -16,7 +16,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.core.result import Ok
 
-from ragdown.keys import KeyStore
+from ragdown.access.keys import KeyStore
 from tests.conftest import write
 from tests.http.conftest import Server, StartServer
 

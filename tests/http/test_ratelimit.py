@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from ragdown.access.keys import KeyStore
 from ragdown.http.ratelimit import RateLimiter
-from ragdown.keys import KeyStore
 from tests.conftest import write
 from tests.http.keyed import Keys, make_keys, mcp_client, shared_app
 

@@ -11,11 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from ragdown.client import commands as client_commands
-from ragdown.client.remote import Remote, Target
+from ragdown.access.keys import KeyStore
+from ragdown.cli.client import commands as client_commands
+from ragdown.cli.client.remote import Remote, Target
 from ragdown.http import rest
 from ragdown.http.openapi import document
-from ragdown.keys import KeyStore
 from tests.conftest import pile, write
 from tests.http.conftest import Server, StartServer
 

@@ -19,11 +19,11 @@ import signal
 import sys
 from pathlib import Path
 
-from ragdown.config import Settings
-from ragdown.engine import TAKEOVER_INTERVAL_S, Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.logs import setup_logging
+from ragdown.core.config import Settings
+from ragdown.core.logs import setup_logging
+from ragdown.engine.engine import TAKEOVER_INTERVAL_S, Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
 
 
 def answer(engine: Engine, line: str) -> str:

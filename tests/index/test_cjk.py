@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-import ragdown.index.lexical as lexical
 import ragdown.search.hybrid as hybrid
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.store import DB_NAME, Store
+import ragdown.storage.lexical as lexical
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
 from ragdown.search.query import fts_match
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.store import DB_NAME, Store
 from tests.conftest import BOTH_BACKENDS, isolated_env, write
 
 OpenEngine = Callable[..., Engine]
@@ -160,9 +160,9 @@ def test_an_english_corpus_never_loads_the_segmenter(docs: Path, tmp_path: Path)
     code = """
 import sys
 from pathlib import Path
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
+from ragdown.storage.filter_sql import FileFilter
 from ragdown.search.hybrid import SearchOptions
 
 docs = Path(sys.argv[1])

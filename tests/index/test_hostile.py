@@ -12,7 +12,7 @@ from tests.conftest import REPO, isolated_env, write
 # VmHWM, this process's own peak: getrusage's maxrss also counts the forking pytest worker's peak on Linux.
 RUN = """
 import json, sys
-from ragdown.cli import main
+from ragdown.cli.main import main
 main(["index", sys.argv[1], "--json"])
 hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"maxrss_kb": int(hwm.split()[1])}), file=sys.stderr)

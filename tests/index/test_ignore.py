@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.ignore import IgnoreRules, ignored_reason
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.access.scope import Scope
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.vault.ignore import IgnoreRules, ignored_reason
 from tests.conftest import REPO, isolated_env, write
 from tests.stdio.conftest import Endpoint
 

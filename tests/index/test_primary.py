@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
+from ragdown.core.config import Settings
 from ragdown.documents import CHUNKER_VERSION
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.primary import request, socket_path
-from ragdown.index.store import DB_NAME, INDEX_VERSION, IndexMeta, rebuild_message
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.primary import request, socket_path
+from ragdown.storage.sqlite.store import DB_NAME, INDEX_VERSION, IndexMeta, rebuild_message
 from tests.conftest import REPO, isolated_env, write
 
 SECTIONS = 6

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.index.progress_log import ProgressLog
-from ragdown.index.sync import SyncProgress
+from ragdown.engine.engine import Engine
+from ragdown.sync.indexer import SyncProgress
+from ragdown.sync.progress_log import ProgressLog
 from tests.conftest import pile
 
 OpenEngine = Callable[..., Engine]
-LOGGER = "ragdown.index.progress_log"
+LOGGER = "ragdown.sync.progress_log"
 
 
 class Ticks:

@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, fts_match, names_identifier
+from ragdown.storage.filter_sql import FileFilter
 from tests.conftest import BOTH_BACKENDS, write
 
 OpenEngine = Callable[..., Engine]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragdown.documents import blocks, parse_document
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
+from ragdown.engine.engine import Engine
+from ragdown.storage.filter_sql import FileFilter
 from tests.conftest import write
 
 CONVERTED = (

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index.embedders import HashEmbedder, Vectors
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.store import IndexMeta, Store
-from ragdown.index.sync import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
+from ragdown.core.config import Settings
+from ragdown.embedders import HashEmbedder, Vectors
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
 from tests.conftest import BOTH_BACKENDS, write
 
 OpenEngine = Callable[..., Engine]

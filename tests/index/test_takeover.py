@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.primary import PrimaryLock, PrimaryWatcher, socket_path
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.primary import PrimaryLock, PrimaryWatcher, socket_path
 from tests.conftest import REPO, isolated_env, write
 
 DEADLINE_S = 20.0

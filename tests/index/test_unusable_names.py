@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.folders import list_folders
-from ragdown.index.filter_sql import FileFilter
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.access.scope import Scope
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.vault.folders import list_folders
 from tests.conftest import REPO, isolated_env, write
 from tests.stdio.conftest import Endpoint
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from ragdown.documents import parse_document
-from ragdown.index.store import IndexMeta, PendingFile, Store
-from ragdown.index.vectors import DenseMatrix
+from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
+from ragdown.storage.sqlite.vectors import DenseMatrix
 
 DIM = 8
 

@@ -13,14 +13,14 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from ragdown.engine import Engine
-from ragdown.index import pghnsw
-from ragdown.index.embedders import HashEmbedder
-from ragdown.index.pgbackend import PostgresBackend
+from ragdown.embedders import HashEmbedder
+from ragdown.engine.engine import Engine
+from ragdown.storage.postgres import hnsw as pghnsw
+from ragdown.storage.postgres.backend import PostgresBackend
 from tests.conftest import write
 
 OpenEngine = Callable[..., Engine]
-LOG = "ragdown.index.pghnsw"
+LOG = "ragdown.storage.postgres.hnsw"
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_a_missing_graph_or_one_built_otherwise_is_built_again(
 def test_a_graph_that_cannot_be_built_leaves_the_sync_and_search_working(
     docs: Path, open_engine: OpenEngine, postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, "ragdown.index")
+    caplog.set_level(logging.INFO, "ragdown.storage")
     for i in range(5):
         write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i}\n")
     engine = open_engine(docs)

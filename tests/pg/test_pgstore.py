@@ -16,13 +16,14 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
-from ragdown.index import pgsearch, pgstore
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.pgbackend import PostgresBackend
-from ragdown.index.pgprimary import PgPrimaryLock
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.postgres import store as pgstore
+from ragdown.storage.postgres import tsvectors as pgsearch
+from ragdown.storage.postgres.backend import PostgresBackend
+from ragdown.storage.postgres.primary import PgPrimaryLock
 from tests.conftest import isolated_env, write
 
 OpenEngine = Callable[..., Engine]

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ragdown.engine import Engine
-from ragdown.index.filter_sql import FileFilter
+from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import FUSION_RULE, Pools, SearchOptions, bm25_lead
 from ragdown.search.query import coverage, fts_terms
+from ragdown.storage.filter_sql import FileFilter
 from tests.conftest import write
 
 OpenEngine = Callable[..., Engine]

@@ -13,12 +13,12 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from ragdown.config import Settings
-from ragdown.errors import Refusal
-from ragdown.mcpserver import call_tool, prepare_stdio
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
-from ragdown.tools import visible_tools
+from ragdown.access.scope import Scope
+from ragdown.core.config import Settings
+from ragdown.core.errors import Refusal
+from ragdown.engine.runtime import Runtime
+from ragdown.mcpserver.server import call_tool, prepare_stdio
+from ragdown.tools.catalog import visible_tools
 from ragdown.tools.context import ToolContext
 from tests.conftest import REPO, isolated_env
 

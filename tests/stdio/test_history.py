@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from ragdown import atomic, door
-from ragdown.engine import Engine
+from ragdown.access.scope import Scope
+from ragdown.core import atomic
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.writes import door
 from tests.conftest import write
 from tests.stdio.conftest import Connect, Endpoint
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from ragdown import door
-from ragdown.engine import Engine
-from ragdown.errors import Refusal
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.access.scope import Scope
+from ragdown.core.errors import Refusal
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.writes import door
 from tests.conftest import write
 from tests.stdio.conftest import Endpoint
 

@@ -32,10 +32,10 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdown.engine import Engine
+from ragdown.access.scope import Scope
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.history import HISTORY_DIR
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
 from tests.conftest import write
 from tests.stdio.conftest import Endpoint, Session, stdio_params, stdio_session
 

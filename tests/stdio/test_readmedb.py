@@ -16,10 +16,10 @@ from typing import Any
 import anyio
 import pytest
 
-from ragdown.engine import Engine
-from ragdown.errors import Refusal
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.access.scope import Scope
+from ragdown.core.errors import Refusal
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.tools.context import ToolContext
 from ragdown.toolsets import select
 from tests.conftest import pile, write

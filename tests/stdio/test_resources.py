@@ -24,13 +24,13 @@ from mcp.client.session import IncomingMessage
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from ragdown.engine import Engine
-from ragdown.errors import not_found
-from ragdown.mcpresources import RESOURCE_PAGE_SIZE
-from ragdown.mcpserver import build_server
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
-from ragdown.tools import ALL_TOOLS
+from ragdown.access.scope import Scope
+from ragdown.core.errors import not_found
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.mcpserver.resources import RESOURCE_PAGE_SIZE
+from ragdown.mcpserver.server import build_server
+from ragdown.tools.catalog import ALL_TOOLS
 from ragdown.tools.context import ToolContext
 from ragdown.toolsets import Selection
 from ragdown.toolsets.base import PromptArgument, PromptSpec, ResourceSpec, ResourceTemplateSpec

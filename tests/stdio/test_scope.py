@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.config import ConfigError, Settings
-from ragdown.engine import Engine
-from ragdown.errors import Refusal
+from ragdown.access.scope import Scope, open_scope
+from ragdown.core.config import ConfigError, Settings
+from ragdown.core.errors import Refusal
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.http.errors import status_of
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope, open_scope
 from ragdown.search.hook import KEEP_TOP
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import isolated_env, write

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from ragdown.access.scope import Scope
 from ragdown.documents.links import LinkResolver
 from ragdown.documents.lint import lint
-from ragdown.engine import Engine
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from tests.conftest import write
 from tests.stdio.conftest import Endpoint
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ragdown.engine import Engine
+from ragdown.access.scope import Scope
+from ragdown.core.paths import MAX_DOCUMENT_BYTES
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.http.errors import status_of
-from ragdown.paths import MAX_DOCUMENT_BYTES
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
 from tests.conftest import write
 from tests.stdio.conftest import Endpoint
 

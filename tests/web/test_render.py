@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from ragdown.documents import LinkResolver
-from ragdown.render import doc_href, render_document, render_markdown
+from ragdown.http.render import doc_href, render_document, render_markdown
 
 WIKI = {
     "Note": "work/Note.md",

@@ -9,13 +9,7 @@ from ragdown.documents.meta import normalize_tag, read_document_meta, read_super
 from ragdown.documents.model import HEADING_SEPARATOR, Chunk, Document, DocumentMeta, Link
 from ragdown.documents.move import LinkRewrite, moved_path, plan_move
 from ragdown.documents.parse import decode_text, parse_document
-from ragdown.documents.remember import (
-    default_note_name,
-    note_names,
-    relative_path,
-    remember_text,
-    slugify,
-)
+from ragdown.documents.remember import default_note_name, note_names, relative_path, remember_text, slugify
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.text import has_crlf, normalize_text, to_crlf
 from ragdown.documents.writes import append_text, prepare_write, provenance, stamp_provenance

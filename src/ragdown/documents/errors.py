@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragdown.errors import Refusal
+from ragdown.core.errors import Refusal
 
 
 class DocumentError(Refusal):

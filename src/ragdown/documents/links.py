@@ -13,16 +13,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import unquote
 
+from ragdown.core.paths import is_markdown
 from ragdown.documents.blocks import BlockScan, scan_blocks
 from ragdown.documents.frontmatter import frontmatter_end
 from ragdown.documents.model import Link
-from ragdown.documents.text import (
-    mask_code_spans,
-    normalize_text,
-    split_lines,
-    strip_markdown_extension,
-)
-from ragdown.paths import is_markdown
+from ragdown.documents.text import mask_code_spans, normalize_text, split_lines, strip_markdown_extension
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 # `[text](url "title")` or `[text](<url with spaces>)`; the link text holds no brackets, which keeps

@@ -8,11 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ragdown.core.paths import is_markdown
 from ragdown.documents.links import LinkResolver, find_links
 from ragdown.documents.model import Link
 from ragdown.documents.remember import relative_path
 from ragdown.documents.text import BOM, strip_markdown_extension
-from ragdown.paths import is_markdown
 
 # What JavaScript's encodeURI leaves alone, less `#` and `?`, which in a file name are not a
 # fragment or a query; `(` and `)` are escaped separately.

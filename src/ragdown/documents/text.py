@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ragdown.paths import MARKDOWN_EXTENSIONS
+from ragdown.core.paths import MARKDOWN_EXTENSIONS
 
 BOM = "\ufeff"
 

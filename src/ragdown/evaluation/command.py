@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from ragdown.config import Settings
+from ragdown.core.config import Settings
 from ragdown.evaluation.metrics import (
     MODES,
     RATIO_SWEEP,
@@ -117,12 +117,12 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    from ragdown.embedders import default_fusion, load_or_offline
+    from ragdown.engine.runtime import Runtime
     from ragdown.evaluation.gold import resolve_questions
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
-    from ragdown.index.embedders import default_fusion, load_or_offline
-    from ragdown.index.filter_sql import FileFilter
-    from ragdown.runtime import Runtime
     from ragdown.search.hybrid import SearchOptions, as_fusion
+    from ragdown.storage.filter_sql import FileFilter
 
     docs: Path = args.dir
     if not docs.is_dir():

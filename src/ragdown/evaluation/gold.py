@@ -39,7 +39,7 @@ from ragdown.documents.parse import decode_text
 from ragdown.documents.text import is_blank, normalize_text, split_lines
 from ragdown.documents.tree import Node, raw_tree
 from ragdown.evaluation.metrics import Gold, Question, norm_path
-from ragdown.index.walk import walk_markdown
+from ragdown.vault.walk import walk_markdown
 
 
 class GoldError(ValueError):

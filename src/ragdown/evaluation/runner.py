@@ -16,15 +16,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragdown.config import Settings
-from ragdown.engine import Engine
+from ragdown.core.config import Settings
+from ragdown.embedders import load_configured
+from ragdown.embedders.base import Embedder
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.evaluation.metrics import RATIO_SWEEP, Mode, Question, ResultHit, Rule, hit_matches
-from ragdown.index.embedders import load_configured
-from ragdown.index.embedders.base import Embedder
-from ragdown.index.filter_sql import FileFilter
-from ragdown.runtime import Runtime
 from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
+from ragdown.storage.filter_sql import FileFilter
 
 Progress = Callable[[int, int], None]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragdown.history.store import HistoryStore
-from ragdown.sandbox import read_plain
+from ragdown.vault.sandbox import read_plain
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdown.atomic import sha256_hex
+from ragdown.core.atomic import sha256_hex
 
 log = logging.getLogger(__name__)
 

@@ -23,14 +23,37 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown import __version__, config, door, quota, toolsets
-from ragdown.access import SCOPE_KEY, Access, access_of
-from ragdown.atomic import sha256_hex
-from ragdown.config import HOOK_KEYS
+from ragdown import __version__, toolsets
+from ragdown.access.caller import SCOPE_KEY, Access, access_of
+from ragdown.access.keys import KeyStore
+from ragdown.access.scope import Scope
+from ragdown.core import config
+from ragdown.core.atomic import sha256_hex
+from ragdown.core.config import HOOK_KEYS
+from ragdown.core.errors import Refusal, bad_request, conflict, forbidden, not_found, too_large
+from ragdown.core.paths import is_markdown, split_safe
+from ragdown.core.times import iso_seconds
 from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
-from ragdown.engine import Engine
-from ragdown.errors import Refusal, bad_request, conflict, forbidden, not_found, too_large
-from ragdown.folders import (
+from ragdown.embedders import EmbedderError
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
+from ragdown.history.journal import Journal
+from ragdown.http import serversettings
+from ragdown.http.errors import error, ok
+from ragdown.http.oauth.grants import OAuthStore
+from ragdown.http.render import render_document
+from ragdown.search.format import log_hits, web_hit_json
+from ragdown.search.linking import folder_resolver
+from ragdown.search.tags import normalise_tag
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.tools.context import ToolContext
+from ragdown.tools.history import diff_text, restore
+from ragdown.tools.read import backlinks_of, file_lines
+from ragdown.tools.root import create_folder
+from ragdown.tools.versions import followed, version_bytes, version_json
+from ragdown.tools.write import MoveArgs, lint_warnings, move_path
+from ragdown.vault import quota
+from ragdown.vault.folders import (
     folder_settings,
     hook_value_error,
     list_folders,
@@ -38,31 +61,11 @@ from ragdown.folders import (
     validate_folder_name,
     write_settings_file,
 )
-from ragdown.history.journal import Journal
-from ragdown.http import serversettings
-from ragdown.http.errors import error, ok
-from ragdown.http.oauth_grants import OAuthStore
-from ragdown.index.embedders import EmbedderError
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.ignore import refuse_ignored
-from ragdown.index.walk import loose_markdown
-from ragdown.keys import KeyStore
-from ragdown.linking import folder_resolver
-from ragdown.paths import is_markdown, split_safe
-from ragdown.render import render_document
-from ragdown.runtime import Runtime
-from ragdown.sandbox import read_plain, resolve_in
-from ragdown.scope import Scope
-from ragdown.search.format import log_hits, web_hit_json
-from ragdown.search.scope import normalise_tag
-from ragdown.times import iso_seconds
-from ragdown.tools.context import ToolContext
-from ragdown.tools.history import diff_text, restore
-from ragdown.tools.read import backlinks_of, file_lines
-from ragdown.tools.root import create_folder
-from ragdown.tools.versions import followed, version_bytes, version_json
-from ragdown.tools.write import MoveArgs, lint_warnings, move_path
-from ragdown.wiki import new_journal
+from ragdown.vault.ignore import refuse_ignored
+from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.vault.walk import loose_markdown
+from ragdown.writes import door
+from ragdown.writes.wiki import new_journal
 
 WEB = "web"  # who the version history says made a change through these routes
 MAX_UPLOAD_BYTES = 4 * 1024 * 1024  # a request body (the spec's 4 MiB); a document's own limit is the door's

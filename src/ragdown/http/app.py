@@ -28,9 +28,10 @@ from starlette.responses import FileResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ragdown import toolsets
-from ragdown.access import ADMIN, SCOPE_KEY, Access, access_of
-from ragdown.engine import NotReady
-from ragdown.errors import (
+from ragdown.access.caller import ADMIN, SCOPE_KEY, Access, access_of
+from ragdown.access.scope import Scope as DocScope
+from ragdown.access.scope import open_scope
+from ragdown.core.errors import (
     Refusal,
     bad_request,
     forbidden,
@@ -40,20 +41,19 @@ from ragdown.errors import (
     rate_limited,
     unavailable,
 )
-from ragdown.folders import folder_settings, list_folders
+from ragdown.core.paths import is_text
+from ragdown.engine.engine import NotReady
+from ragdown.engine.runtime import Runtime
 from ragdown.http import api as routes
 from ragdown.http import keyroutes, openapi, rest
 from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED, error, refused, rpc_refused
-from ragdown.http.oauth import OAuth
+from ragdown.http.oauth.routes import OAuth
 from ragdown.http.ratelimit import RateLimiter
 from ragdown.http.security import Guard, bearer
-from ragdown.index.store import StoreError
-from ragdown.mcpserver import build_server
-from ragdown.paths import is_text
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope as DocScope
-from ragdown.scope import open_scope
-from ragdown.tools import ROOT_TOOLS
+from ragdown.mcpserver.server import build_server
+from ragdown.storage.sqlite.store import StoreError
+from ragdown.tools.catalog import ROOT_TOOLS
+from ragdown.vault.folders import folder_settings, list_folders
 
 log = logging.getLogger(__name__)
 

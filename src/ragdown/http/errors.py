@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from ragdown.errors import Kind, Refusal
+from ragdown.core.errors import Kind, Refusal
 
 STATUS: dict[Kind, int] = {
     "invalid": 400,

@@ -16,10 +16,10 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown.errors import bad_request, unavailable
+from ragdown.access.keys import KeyStore
+from ragdown.core.errors import bad_request, unavailable
 from ragdown.http.api import Api, json_body
 from ragdown.http.errors import ok
-from ragdown.keys import KeyStore
 
 
 def _store(api: Api) -> KeyStore:

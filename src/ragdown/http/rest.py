@@ -34,22 +34,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown import door, quota
-from ragdown.access import Access, access_of
-from ragdown.atomic import sha256_hex
+from ragdown.access.caller import Access, access_of
+from ragdown.access.scope import Scope
+from ragdown.core.atomic import sha256_hex
+from ragdown.core.errors import Refusal, bad_request, forbidden, not_found
+from ragdown.core.paths import is_text, normalise_prefix, shown, split_safe
+from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.writes import append_text
-from ragdown.errors import Refusal, bad_request, forbidden, not_found
-from ragdown.folders import folder_settings, list_folders
 from ragdown.history.journal import Journal
 from ragdown.http.api import Api, json_body
 from ragdown.http.errors import ok, refused
-from ragdown.index.ignore import refuse_ignored
-from ragdown.paths import is_text, normalise_prefix, shown, split_safe
-from ragdown.sandbox import read_plain, resolve_in
-from ragdown.scope import Scope
-from ragdown.times import iso_seconds
 from ragdown.tools.base import Args, describe_validation, not_unicode
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, restore
@@ -57,8 +53,13 @@ from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs, file_lines
 from ragdown.tools.versions import followed, trash_json, trashed, version_bytes
 from ragdown.tools.write import EditArgs, MoveArgs, lint_warnings, move_path
-from ragdown.toolsets.readmedb_base import created_ms, head, ms, updated_ms
-from ragdown.toolsets.readmedb_files import ListArgs, PatchArgs, ReadArgs, line_range, patch_text
+from ragdown.toolsets.readmedb.base import created_ms, head, ms, updated_ms
+from ragdown.toolsets.readmedb.files import ListArgs, PatchArgs, ReadArgs, line_range, patch_text
+from ragdown.vault import quota
+from ragdown.vault.folders import folder_settings, list_folders
+from ragdown.vault.ignore import refuse_ignored
+from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.writes import door
 
 PREFIX = "/api/v1"
 WHO = "rest"  # who the version history says made a change through these routes (the caller is the session)

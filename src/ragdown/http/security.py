@@ -26,8 +26,8 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-from ragdown.access import ADMIN, OPEN, Access
-from ragdown.keys import SECRET_PREFIX, KeyStore
+from ragdown.access.caller import ADMIN, OPEN, Access
+from ragdown.access.keys import SECRET_PREFIX, KeyStore
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 

@@ -8,16 +8,16 @@ import socket
 
 import uvicorn
 
-from ragdown import commands
-from ragdown.config import ConfigError, Settings
-from ragdown.engine import Engine
+from ragdown.access.keys import KeyStore
+from ragdown.core.config import ConfigError, Settings
+from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.http import serversettings
 from ragdown.http.app import RagdownApp
 from ragdown.http.security import Guard
-from ragdown.index.progress_log import ProgressLog
-from ragdown.keys import KeyStore
-from ragdown.mcpserver import warn_about_min_score
-from ragdown.runtime import Runtime
+from ragdown.mcpserver.server import warn_about_min_score
+from ragdown.sync.progress_log import ProgressLog
+from ragdown.tools import cli_answers as commands
 
 log = logging.getLogger(__name__)
 

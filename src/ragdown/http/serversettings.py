@@ -11,9 +11,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragdown import atomic
-from ragdown.config import HOOK_KEYS, SERVER_KEYS, problem
-from ragdown.errors import bad_request
+from ragdown.core import atomic
+from ragdown.core.config import HOOK_KEYS, SERVER_KEYS, problem
+from ragdown.core.errors import bad_request
 
 log = logging.getLogger(__name__)
 

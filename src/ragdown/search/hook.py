@@ -24,11 +24,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ragdown.index.backend import SessionMemory
-from ragdown.index.filter_sql import FileFilter
 from ragdown.search.format import PathView, hit_block
 from ragdown.search.hybrid import Fusion, Hit, Searcher, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, quoted_spans, words
+from ragdown.storage.backend import SessionMemory
+from ragdown.storage.filter_sql import FileFilter
 
 MIN_PROMPT_CHARS = 12
 KEEP_TOP = 2  # the search's first hits kept whatever their ratio (step 4; docs/benchmarks.md section 16)

@@ -26,12 +26,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragdown.documents import find_links
-from ragdown.index.backend import IndexStore
-from ragdown.index.embedders.base import Embedder, Vectors
-from ragdown.index.filter_sql import FileFilter
-from ragdown.index.lexical import has_cjk
-from ragdown.index.store import ChunkRecord
-from ragdown.linking import folder_resolver
+from ragdown.embedders.base import Embedder, Vectors
+from ragdown.search.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
     coverage,
@@ -43,6 +39,10 @@ from ragdown.search.query import (
     quoted_spans,
     substring_match,
 )
+from ragdown.storage.backend import IndexStore
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.lexical import has_cjk
+from ragdown.storage.sqlite.store import ChunkRecord
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ragdown.errors import bad_request, not_found
+from ragdown.core.errors import bad_request, not_found
 
 if TYPE_CHECKING:  # annotations only: the CLI's parser reads DEFAULT_DEPTH without loading the index
     from ragdown.documents.tree import Node
-    from ragdown.index.store import FileRecord
+    from ragdown.storage.sqlite.store import FileRecord
 
 MAX_ANSWER_CHARS = 95_000  # no answer of an outline or a node's text is longer than this
 DEPTH_RANGE = (1, 10)

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from ragdown.index.lexical import has_cjk, is_cjk, lexical_text, query_pieces, query_text
+from ragdown.storage.lexical import has_cjk, is_cjk, lexical_text, query_pieces, query_text
 
 # Common English words that match most chunks: dropping them from the OR query keeps BM25 cost
 # proportional to the words that carry meaning (FTS5 scores every row an OR query matches).

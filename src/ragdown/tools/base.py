@@ -14,7 +14,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragdown.errors import Kind, bad_request
+from ragdown.core.errors import Kind, bad_request
 
 
 class Args(BaseModel):

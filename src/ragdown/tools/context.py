@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragdown.engine import Engine, NotReady
-from ragdown.errors import unavailable
+from ragdown.access.scope import Scope
+from ragdown.core.errors import unavailable
+from ragdown.engine.engine import Engine, NotReady
+from ragdown.engine.runtime import Runtime
 from ragdown.history.journal import Journal
-from ragdown.index.backend import IndexStore
-from ragdown.runtime import Runtime
-from ragdown.scope import Scope
-from ragdown.wiki import new_journal
+from ragdown.storage.backend import IndexStore
+from ragdown.writes.wiki import new_journal
 
 T = TypeVar("T")
 

@@ -14,16 +14,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ragdown import door
+from ragdown.core.errors import Refusal, bad_request, conflict, not_found
+from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
-from ragdown.errors import Refusal, bad_request, conflict, not_found
-from ragdown.index.ignore import refuse_ignored
-from ragdown.sandbox import read_plain, resolve_in
-from ragdown.times import iso_seconds
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.versions import followed, history_of, version_bytes, version_json, who_text
 from ragdown.tools.write import synced
+from ragdown.vault.ignore import refuse_ignored
+from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.writes import door
 
 RESTORE_NAME = "ragdown_restore"
 CONTEXT_LINES = (0, 20)

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ragdown.config import bounds
+from ragdown.core.config import bounds
 from ragdown.search.format import log_hits
 from ragdown.search.hook import HookMemory, HookResult, run_hook
 from ragdown.tools.base import Annotations, Args, ToolSpec

@@ -12,10 +12,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ragdown.errors import Refusal, bad_request, not_found
-from ragdown.index.backend import IndexStore
-from ragdown.index.filter_sql import FileFilter
-from ragdown.paths import normalise_prefix
+from ragdown.core.errors import Refusal, bad_request, not_found
+from ragdown.core.paths import normalise_prefix
 from ragdown.search.outline import (
     DEFAULT_DEPTH,
     DEPTH_RANGE,
@@ -23,6 +21,8 @@ from ragdown.search.outline import (
     folder_outline_text,
     page,
 )
+from ragdown.storage.backend import IndexStore
+from ragdown.storage.filter_sql import FileFilter
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import locate_document

@@ -11,30 +11,24 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ragdown.atomic import SHORT_HASH, sha256_hex
-from ragdown.config import SEARCH_TOP_K, bounds
+from ragdown.core.atomic import SHORT_HASH, sha256_hex
+from ragdown.core.config import SEARCH_TOP_K, bounds
+from ragdown.core.errors import Refusal, bad_request, not_found
+from ragdown.core.paths import is_markdown, normalise_prefix, split_safe
+from ragdown.core.times import iso_seconds, parse_since
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
-from ragdown.documents.footnotes import (
-    Footnote,
-    find_footnote,
-    footnote_label,
-    footnotes,
-    without_footnotes,
-)
+from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
-from ragdown.errors import Refusal, bad_request, not_found
-from ragdown.index.backend import IndexStore
-from ragdown.index.store import FileRecord
-from ragdown.linking import folder_files, folder_resolver
-from ragdown.paths import is_markdown, normalise_prefix, split_safe
-from ragdown.sandbox import is_plain_file, read_plain
 from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
+from ragdown.search.linking import folder_files, folder_resolver
 from ragdown.search.outline import find_node
-from ragdown.search.scope import normalise_tag
-from ragdown.times import iso_seconds, parse_since
+from ragdown.search.tags import normalise_tag
+from ragdown.storage.backend import IndexStore
+from ragdown.storage.sqlite.store import FileRecord
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.versions import followed, trashed, version_bytes, who_text
+from ragdown.vault.sandbox import is_plain_file, read_plain
 
 READ_ONLY = Annotations(read_only=True)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

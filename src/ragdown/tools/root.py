@@ -15,17 +15,17 @@ from typing import Annotated, Any
 
 from pydantic import Field, create_model
 
-from ragdown.errors import conflict, not_found
-from ragdown.folders import (
+from ragdown.access.scope import Scope
+from ragdown.core.errors import conflict, not_found
+from ragdown.tools.base import Annotations, Args, Structured, ToolSpec
+from ragdown.tools.context import ToolContext
+from ragdown.vault.folders import (
     SETTINGS_FILE,
     folder_settings,
     list_folders,
     validate_folder_name,
     write_settings_file,
 )
-from ragdown.scope import Scope
-from ragdown.tools.base import Annotations, Args, Structured, ToolSpec
-from ragdown.tools.context import ToolContext
 
 OPTIONAL_FOLDER = frozenset({"ragdown_recall", "ragdown_list", "ragdown_context", "ragdown_stats"})
 NO_FOLDER = frozenset({"ragdown_reindex"})

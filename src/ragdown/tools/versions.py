@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragdown.errors import not_found, unavailable
+from ragdown.core.errors import not_found, unavailable
+from ragdown.core.paths import split_safe
+from ragdown.core.times import iso_seconds
 from ragdown.history import HistoryStore, TrashEntry, Version
-from ragdown.paths import split_safe
-from ragdown.sandbox import read_plain
-from ragdown.times import iso_seconds
 from ragdown.tools.context import ToolContext
+from ragdown.vault.sandbox import read_plain
 
 
 @dataclass(frozen=True)

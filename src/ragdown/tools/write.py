@@ -15,21 +15,22 @@ from typing import Annotated, TypeVar
 
 from pydantic import Field
 
-from ragdown import door, quota
-from ragdown.atomic import sha256_hex
+from ragdown.core.atomic import sha256_hex
+from ragdown.core.errors import Refusal, bad_request, conflict, not_found
+from ragdown.core.paths import is_markdown, split_safe
 from ragdown.documents.lint import lint
 from ragdown.documents.move import plan_move
 from ragdown.documents.remember import default_note_name, note_names, note_tags, remember_text
 from ragdown.documents.replacements import Edit, apply_replacements
 from ragdown.documents.writes import append_text, prepare_write
-from ragdown.errors import Refusal, bad_request, conflict, not_found
-from ragdown.index.ignore import refuse_ignored
-from ragdown.linking import attachments, folder_files, folder_resolver
-from ragdown.paths import is_markdown, split_safe
-from ragdown.sandbox import read_plain, resolve_in
+from ragdown.search.linking import attachments, folder_files, folder_resolver
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import compact
+from ragdown.vault import quota
+from ragdown.vault.ignore import refuse_ignored
+from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.writes import door
 
 MAX_NAME_TRIES = 1000
 REMEMBER_NAME, WRITE_NAME, EDIT_NAME = "ragdown_remember", "ragdown_write", "ragdown_edit"

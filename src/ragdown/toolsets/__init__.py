@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from ragdown.errors import Refusal, bad_request
-from ragdown.tools import ALL_TOOLS, AnyTool
+from ragdown.core.errors import Refusal, bad_request
+from ragdown.tools.catalog import ALL_TOOLS, AnyTool
 from ragdown.tools.root import FOLDERS
 from ragdown.toolsets.base import PromptSpec, ResourceSpec, ResourceTemplateSpec
 

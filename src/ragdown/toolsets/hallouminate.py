@@ -18,21 +18,22 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ragdown import door, quota
+from ragdown.core.errors import bad_request, conflict, not_found
 from ragdown.documents import decode_text
 from ragdown.documents.footnotes import footnotes
-from ragdown.errors import bad_request, conflict, not_found
-from ragdown.folders import read_settings_file
 from ragdown.history.journal import Journal
-from ragdown.index.ignore import IgnoreRules, refuse_ignored
-from ragdown.index.walk import walk_markdown
-from ragdown.sandbox import read_plain, resolve_in
 from ragdown.search.hybrid import Hit
 from ragdown.tools.base import Annotations, Args, Failure, ProtocolError, Structured, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import footnote_named
 from ragdown.tools.write import lint_warnings
-from ragdown.wiki import MARKERS, upkeep
+from ragdown.vault import quota
+from ragdown.vault.folders import read_settings_file
+from ragdown.vault.ignore import IgnoreRules, refuse_ignored
+from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.vault.walk import walk_markdown
+from ragdown.writes import door
+from ragdown.writes.wiki import MARKERS, upkeep
 
 INVALID_PARAMS = -32602
 HALLOUMINATE_MARKERS = MARKERS[1]

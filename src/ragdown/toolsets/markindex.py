@@ -22,20 +22,20 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
 
-from ragdown.atomic import sha256_hex
+from ragdown.core.atomic import sha256_hex
+from ragdown.core.errors import Refusal, bad_request
+from ragdown.core.paths import normalise_prefix
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, build_tree
-from ragdown.errors import Refusal, bad_request
-from ragdown.index.backend import IndexStore
-from ragdown.index.store import FileRecord
-from ragdown.paths import normalise_prefix
-from ragdown.sandbox import read_plain
 from ragdown.search.format import iso
 from ragdown.search.outline import DEFAULT_DEPTH, DEPTH_RANGE, MAX_ANSWER_CHARS, cut
+from ragdown.storage.backend import IndexStore
+from ragdown.storage.sqlite.store import FileRecord
 from ragdown.tools.base import Annotations, Args, Failure, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.outline import not_indexed
 from ragdown.tools.read import file_lines, locate_document, numbered
+from ragdown.vault.sandbox import read_plain
 
 MAX_ARG = 1024
 READ_ONLY = Annotations(read_only=True)

@@ -1,0 +1,230 @@
+"""Embedders: turn chunk texts and queries into L2-normalised float32 vectors.
+
+`load_embedder(spec, ...)` is the one entry point; `spec` is the value of `RAGDOWN_EMBEDDER`:
+
+- `granite-small` (default), `bge-small`, `embeddinggemma`: local ONNX models, downloaded once into
+  `models_dir` from the hub;
+- `minilm`: all-MiniLM-L6-v2, from the installed `ragdown[offline]` packages (no network), else `models_dir`,
+  else the hub;
+- `onnx:<dir>`: any local folder holding `model.onnx` + `tokenizer.json` (+ `ragdown-embedder.json`);
+- `openai:<model>`: any OpenAI-compatible `/embeddings` endpoint;
+- `hash`: the deterministic test embedder (`hash-384`).
+
+Loading raises `EmbedderError` (one sentence a user can act on) for every foreseeable failure: unknown
+name, missing or corrupt files, no network. `default_min_score` / `unrelated_score` answer for a name
+without loading anything (the hook floor of behaviour spec A8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdown.core.config import DEFAULT_HF_ENDPOINT, OFFLINE_EMBEDDER, Settings
+
+from .base import Embedder, EmbedderError, Vectors
+from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
+from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
+from .onnx import DEFAULT_MIN_RATIO, DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
+from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
+
+KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, "hash", "openai:<model>", "onnx:<dir>")
+
+__all__ = [
+    "CATALOG",
+    "KNOWN_EMBEDDERS",
+    "CatalogModel",
+    "Embedder",
+    "EmbedderError",
+    "HashEmbedder",
+    "InstalledFiles",
+    "Loaded",
+    "OnnxEmbedder",
+    "OnnxModelConfig",
+    "OpenAIEmbedder",
+    "Vectors",
+    "default_fusion",
+    "default_min_ratio",
+    "default_min_score",
+    "load_configured",
+    "load_embedder",
+    "load_or_offline",
+    "min_score_warning",
+    "unrelated_score",
+]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What `load_or_offline` found: the embedder (None when none could load), why the offline model
+    stands in (`notice`), or why none loaded (`reason`)."""
+
+    embedder: Embedder | None
+    notice: str | None = None
+    reason: str | None = None
+
+
+def load_or_offline(spec: str, load: Callable[[str], Embedder], *, chosen: bool) -> Loaded:
+    """The embedder `spec`, loaded by `load`; when nobody chose it (`RAGDOWN_EMBEDDER` unset: the default)
+    and it cannot load, as on a first run offline, the installed offline model instead, the notice saying
+    so. One the user chose is never swapped: the reason says why it did not load."""
+    try:
+        return Loaded(load(spec))
+    except EmbedderError as err:
+        reason = str(err).rstrip(".")
+    if chosen or spec == OFFLINE_EMBEDDER:
+        return Loaded(None, reason=reason)
+    try:
+        offline = load(OFFLINE_EMBEDDER)
+    except EmbedderError as err:
+        return Loaded(
+            None, reason=f"{reason}; the offline model {OFFLINE_EMBEDDER} could not load either: {err}"
+        )
+    return Loaded(
+        offline,
+        notice=f"The default embedder {spec} could not load ({reason}), so the installed offline model "
+        f"{OFFLINE_EMBEDDER} is used instead. Set RAGDOWN_EMBEDDER to choose one.",
+    )
+
+
+def _unknown(spec: str) -> EmbedderError:
+    return EmbedderError(f"unknown embedder {spec!r}; accepted names are {', '.join(KNOWN_EMBEDDERS)}")
+
+
+def _openai_model(raw: str) -> str:
+    """`openai:<model>` or the recorded name `openai:<model>@<dim>`: the model either way."""
+    model, at, dim = raw.rpartition("@")
+    return model if at and dim.isdigit() and model else raw
+
+
+def load_embedder(
+    spec: str,
+    *,
+    models_dir: Path,
+    threads: int,
+    hf_endpoint: str = DEFAULT_HF_ENDPOINT,
+    embedding_url: str = DEFAULT_BASE_URL,
+    api_key: str | None = None,
+    quantize: bool = False,
+    catalog: Mapping[str, CatalogModel] | None = None,
+) -> Embedder:
+    """Load the embedder `spec` names; `EmbedderError` for anything that keeps it from loading.
+
+    `quantize` uses a verified local int8 copy of a local ONNX model (off by default; see `quantize.py`).
+    `catalog` replaces the named local models (tests point one at a local server through `hf_endpoint`).
+    """
+    models = CATALOG if catalog is None else catalog
+    text = spec.strip()
+    key = text.lower()
+    try:
+        if key in ("hash", HASH_NAME):
+            return HashEmbedder()
+        if key.startswith("openai:"):
+            return OpenAIEmbedder(
+                _openai_model(text[len("openai:") :].strip()), base_url=embedding_url, api_key=api_key
+            )
+        if key.startswith("onnx:"):
+            return load_onnx_dir(
+                text[len("onnx:") :].strip(), models_dir=models_dir, threads=threads, quantize=quantize
+            )
+        if key in models:
+            return load_catalog_model(
+                models[key],
+                models_dir=models_dir,
+                hf_endpoint=hf_endpoint,
+                threads=threads,
+                quantize=quantize,
+            )
+    except EmbedderError:
+        raise
+    except Exception as exc:  # a last net: loading must end in a sentence, not a traceback
+        raise EmbedderError(f"could not load the embedder {text!r}: {type(exc).__name__}: {exc}") from exc
+    if key in ("", "openai", "onnx"):
+        raise EmbedderError(
+            f"RAGDOWN_EMBEDDER {spec!r} is incomplete; accepted names are {', '.join(KNOWN_EMBEDDERS)}"
+        )
+    raise _unknown(spec)
+
+
+def load_configured(spec: str, settings: Settings, *, quantize: bool | None = None) -> Embedder:
+    """`load_embedder` with the model cache, threads, endpoints and key of `settings`."""
+    return load_embedder(
+        spec,
+        models_dir=settings.models_dir,
+        threads=settings.threads,
+        hf_endpoint=settings.hf_endpoint,
+        embedding_url=settings.embedding_url,
+        api_key=settings.embedding_api_key,
+        quantize=settings.quantize if quantize is None else quantize,
+    )
+
+
+def _onnx_dir_config(name: str) -> OnnxModelConfig | None:
+    try:
+        return OnnxModelConfig.from_dir(Path(name.strip()[len("onnx:") :]).expanduser())
+    except (EmbedderError, OSError):
+        return None
+
+
+def _measured(name: str, catalog: Mapping[str, CatalogModel] | None) -> OnnxModelConfig | None:
+    """What was measured of an embedder, without loading it: a catalog model's config, an `onnx:<dir>`'s
+    `ragdown-embedder.json`; None for anything never measured (`hash`, `openai:*`, an unreadable dir)."""
+    models = CATALOG if catalog is None else catalog
+    key = name.strip().lower()
+    if key in models:
+        return models[key].config
+    if key.startswith("onnx:"):
+        return _onnx_dir_config(name)
+    return None
+
+
+def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float:
+    """The hook's default `min_score` for an embedder spec or name, without loading it.
+
+    The measured floor of a catalog model; an `onnx:<dir>`'s `ragdown-embedder.json` value; 0.8 for
+    anything never measured (`hash`, `openai:*`), as behaviour spec A8 says.
+    """
+    config = _measured(name, catalog)
+    if config is not None:
+        return config.min_score
+    key = name.strip().lower()
+    if key in ("hash", HASH_NAME):
+        return HASH_MIN_SCORE
+    if key.startswith("openai:"):
+        return OPENAI_MIN_SCORE
+    return DEFAULT_MIN_SCORE
+
+
+def default_min_ratio(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float:
+    """The hook's default `min_ratio` for an embedder spec or name, without loading it.
+
+    A catalog model's measured value (minilm's own; the spec's 0.95 for the others), an `onnx:<dir>`'s
+    `ragdown-embedder.json` value, else 0.95 (behaviour spec A8).
+    """
+    config = _measured(name, catalog)
+    return config.min_ratio if config is not None else DEFAULT_MIN_RATIO
+
+
+def default_fusion(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> str:
+    """The fusion an embedder was measured best with: `score` for minilm, the spec's `rrf` for the rest."""
+    config = _measured(name, catalog)
+    return config.fusion if config is not None else "rrf"
+
+
+def unrelated_score(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> float | None:
+    """The highest cosine an unrelated prompt reached when the model was measured; `None` if never measured."""
+    config = _measured(name, catalog)
+    return config.unrelated_score if config is not None else None
+
+
+def min_score_warning(name: str, min_score: float) -> str | None:
+    """The startup warning of behaviour spec A8.8 when `min_score` is at or below the unrelated score."""
+    unrelated = unrelated_score(name)
+    if unrelated is None or min_score > unrelated:
+        return None
+    return (
+        f"RAGDOWN_HOOK_MIN_SCORE {min_score:g} is at or below the highest score an unrelated prompt reached "
+        f"with {name} ({unrelated:g}): the hook will inject unrelated documents; "
+        f"{name}'s measured floor is {default_min_score(name):g}"
+    )

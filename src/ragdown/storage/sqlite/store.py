@@ -1,0 +1,848 @@
+"""The SQLite store: the only module that speaks SQL.
+
+One file per index (`index.sqlite` in the data dir), WAL mode so one writer and any number of readers in
+other processes work at once. One transaction replaces whole files, so a reader never sees half a file.
+Vectors are float32 blobs in their own table; dense search keeps them in a numpy matrix (`vectors.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from ragdown.documents.model import Document
+from ragdown.documents.tree import Node
+from ragdown.embedders.base import Vectors
+from ragdown.storage.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
+from ragdown.storage.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
+from ragdown.storage.lexical import lexical_text
+from ragdown.storage.lexical import signature as lexical_signature
+
+if TYPE_CHECKING:
+    from ragdown.storage.sqlite.vectors import DenseMatrix
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 4  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
+# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob
+DB_NAME = "index.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  path TEXT NOT NULL UNIQUE,
+  folder TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  stat_mtime_ns INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  hash TEXT NOT NULL,
+  title TEXT NOT NULL,
+  description TEXT,
+  created_by TEXT,
+  session TEXT,
+  tags TEXT NOT NULL,
+  aliases TEXT NOT NULL,
+  supersedes TEXT NOT NULL,
+  chunk_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  file_id INTEGER NOT NULL,
+  idx INTEGER NOT NULL,
+  start_line INTEGER NOT NULL,
+  end_line INTEGER NOT NULL,
+  heading TEXT NOT NULL,
+  breadcrumb TEXT NOT NULL,
+  text TEXT NOT NULL,
+  aliases TEXT NOT NULL,
+  node_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+CREATE TABLE IF NOT EXISTS trees(file_id INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, tree TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, stat_mtime_ns INTEGER NOT NULL,
+  reason TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(
+  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
+    ragdown_lexical(old.breadcrumb), ragdown_lexical(old.text), ragdown_lexical(old.aliases));
+  INSERT INTO chunks_tri(chunks_tri, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
+    old.breadcrumb, old.text, old.aliases);
+  DELETE FROM vecs WHERE id = old.id;
+  INSERT INTO deleted_log(chunk_id, at) VALUES (old.id, (julianday('now') - 2440587.5) * 86400.0);
+END;
+"""
+
+# The FTS rows are the chunks' text as BM25 reads it (`lexical.py`: CJK runs as words, bigrams and
+# characters; symbol names joined); `chunks_tri` holds the raw text's trigrams for substring look-ups. The
+# store writes both with each batch of new chunks (`_FTS_INSERT`, `_TRI_INSERT`: one `executemany` each, about
+# twice as fast as an insert trigger firing per row); the delete trigger removes them. An index whose
+# triggers predate either table (or still have the insert trigger), or whose tokens were made by other rules
+# or another segmenter (`lexical.signature()`, kept in `meta` under `lexical`), is given new triggers and
+# re-tokenised FTS tables when a primary opens it: the delete trigger must produce the very tokens the
+# insert did.
+_FTS_INSERT = (
+    "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (?, ragdown_lexical(?), ragdown_lexical(?),"
+    " ragdown_lexical(?))"
+)
+_TRI_INSERT = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) VALUES (?, ?, ?, ?)"
+_FTS_RESET = """
+DROP TRIGGER IF EXISTS chunks_ai;
+DROP TRIGGER IF EXISTS chunks_ad;
+DROP TABLE IF EXISTS chunks_fts;
+DROP TABLE IF EXISTS chunks_tri;
+"""
+_FTS_FILL = (
+    "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) SELECT id, ragdown_lexical(breadcrumb),"
+    " ragdown_lexical(text), ragdown_lexical(aliases) FROM chunks"
+)
+_TRI_FILL = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) SELECT id, breadcrumb, text, aliases FROM chunks"
+_LEXICAL_KEY = "lexical"
+
+
+def _refill_fts(conn: sqlite3.Connection) -> None:
+    """Both FTS tables emptied and filled again from `chunks` (inside the caller's transaction)."""
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+    conn.execute("INSERT INTO chunks_tri(chunks_tri) VALUES ('delete-all')")
+    conn.execute(_FTS_FILL)
+    conn.execute(_TRI_FILL)
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_LEXICAL_KEY, lexical_signature()))
+
+
+# How long deleted chunk ids are kept for readers' incremental refresh; an older reader reloads in full.
+_DELETED_LOG_KEEP_S = 600.0
+
+
+_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
+
+
+class StoreError(RuntimeError):
+    """The index cannot be used as it is (wrong version, or a reader facing a rebuild)."""
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    embedder: str
+    dim: int
+    chunker_version: int
+    index_version: int = INDEX_VERSION
+    setext: bool = True  # RAGDOWN_SETEXT: recorded only when off, so an index built before it still matches
+
+    def as_dict(self) -> dict[str, str]:
+        out = {
+            "embedder": self.embedder,
+            "dim": str(self.dim),
+            "chunker_version": str(self.chunker_version),
+            "index_version": str(self.index_version),
+        }
+        if not self.setext:
+            out["setext"] = "false"
+        return out
+
+
+def rebuild_message(where: str, have: Mapping[str, str], want: IndexMeta) -> str:
+    """Why a reader cannot use the index `where` (its meta `have`, this process's `want`): what differs,
+    and what rebuilds it. Only the primary rebuilds, and a reader sees one running: it is the other process
+    (another version of ragdown, or another embedder) that must change, or stop so that one of this kind
+    takes over and rebuilds the index."""
+    if not have:
+        return (
+            f"the index at {where} has not been built yet: the primary (the ragdown process indexing it) "
+            "builds it; restart that process if it does not"
+        )
+    ours = want.as_dict()
+    differs = [
+        key for key in ("embedder", "dim", "chunker_version", "index_version") if have.get(key) != ours[key]
+    ]
+    parts: list[str] = []
+    if "embedder" in differs or "dim" in differs:
+        theirs = f"{have.get('embedder', 'none')} ({have.get('dim', '?')} dimensions)"
+        parts.append(f"the embedder {theirs}, not this process's {want.embedder} ({want.dim} dimensions)")
+    for key, what in (("chunker_version", "chunker version"), ("index_version", "index version")):
+        if key in differs:
+            parts.append(f"{what} {have.get(key, 'none')}, not this version's {ours[key]}")
+    setext = have.get("setext", "true") != ours.get("setext", "true")
+    if setext:
+        parts.append(
+            f"RAGDOWN_SETEXT={have.get('setext', 'true')}, not this process's {ours.get('setext', 'true')}"
+        )
+    versions = "chunker_version" in differs or "index_version" in differs
+    embedders = "embedder" in differs or "dim" in differs
+    if setext and not versions and not embedders:
+        fix = "give every ragdown process on this folder the same RAGDOWN_SETEXT, or restart the primary with it"
+    elif versions and embedders:
+        fix = (
+            f"restart it with this version of ragdown and RAGDOWN_EMBEDDER={want.embedder} and it rebuilds "
+            "the index"
+        )
+    elif versions:
+        fix = (
+            "it is another version of ragdown, still running: restart it with this version and it rebuilds "
+            "the index, or stop it and the next ragdown of this version to take the index over (a reader "
+            "running now, or `ragdown index --full`) rebuilds it"
+        )
+    else:
+        fix = (
+            "give every ragdown process on this folder the same RAGDOWN_EMBEDDER, or restart the primary "
+            f"with {want.embedder} and it rebuilds the index"
+        )
+    return (
+        f"the index at {where} was built with {' and '.join(parts)}: only the primary (the ragdown process "
+        f"indexing it, running now) rebuilds it; {fix}"
+    )
+
+
+class FileState(NamedTuple):
+    """What the index remembers of a file, enough to decide whether it must be read again.
+
+    A tuple, not a dataclass: cheaper to build, and every sync that reads the hashes builds one per file."""
+
+    size: int
+    stat_mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    id: int
+    path: str
+    folder: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    description: str | None
+    created_by: str | None
+    session: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    supersedes: tuple[str, ...]
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    id: int
+    path: str
+    folder: str
+    idx: int
+    start_line: int
+    end_line: int
+    heading: str
+    breadcrumb: str
+    text: str
+    file: FileRecord
+    node_id: str = ""
+
+    @property
+    def key(self) -> str:
+        """`<path>#<index>@<first 12 hex of the file hash>`: stable while the file is unchanged."""
+        return f"{self.path}#{self.idx}@{self.file.hash[:12]}"
+
+
+@dataclass(frozen=True)
+class PendingFile:
+    """A parsed file ready to be written with its vectors (None when indexing without an embedder)."""
+
+    path: str
+    folder: str
+    size: int
+    stat_mtime_ns: int
+    mtime_ns: int
+    hash: str
+    document: Document
+    vectors: Vectors | None
+    # Chunk index -> the vectors of its further windows, for chunks longer than the embedder reads at once
+    # (`embedders.base.WindowedEmbedder`); `vectors` holds each chunk's first window. A backend that keeps
+    # one vector per chunk may ignore them.
+    windows: Mapping[int, Vectors] | None = None
+
+
+def _tags_column(tags: Iterable[str]) -> str:
+    joined = " ".join(tags)
+    return f" {joined} " if joined else " "
+
+
+def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.execute("PRAGMA busy_timeout=30000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA cache_size=-65536")
+    conn.execute("PRAGMA mmap_size=268435456")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.create_function(LEXICAL_SQL_FUNCTION, 1, lexical_text, deterministic=True)
+    return conn
+
+
+def _has_schema(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _drop_if_older(conn: sqlite3.Connection) -> None:
+    """An index of another `INDEX_VERSION` may have other tables: it is dropped whole (it is derived, and the
+    sync rebuilds it). Nothing is ever migrated."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+    except sqlite3.OperationalError:
+        return  # a new index
+    if row is None or str(row[0]) == str(INDEX_VERSION):
+        return
+    log.info("the index was built by another version of ragdown (%s): rebuilding it", row[0])
+    names = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%'"
+        " AND name NOT LIKE 'chunks_fts_%'"
+    ).fetchall()
+    for kind, name in sorted(names, key=lambda r: r[0] != "trigger"):
+        conn.execute(f'DROP {"TRIGGER" if kind == "trigger" else "TABLE"} IF EXISTS "{name}"')
+
+
+def _ensure_lexical_fts(conn: sqlite3.Connection) -> None:
+    """Give an index whose FTS tables predate these triggers or these tokens new ones, re-tokenised (once)."""
+    triggers = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
+    made_by = conn.execute("SELECT value FROM meta WHERE key = ?", (_LEXICAL_KEY,)).fetchone()
+    delete = str(triggers.get("chunks_ad", ""))
+    # `chunks_ai` is the insert trigger of earlier versions: left in place it would index every chunk twice.
+    current = LEXICAL_SQL_FUNCTION in delete and "chunks_tri" in delete and "chunks_ai" not in triggers
+    if current and made_by is not None and made_by[0] == lexical_signature():
+        return
+    if conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]:  # a new index has nothing to redo
+        log.info("re-tokenising the full-text index (%s)", lexical_signature())
+    if not current:
+        conn.executescript(_FTS_RESET + _SCHEMA)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        _refill_fts(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class Store:
+    """The index file: a writer connection (primary only) and one read connection per thread."""
+
+    def __init__(self, data_dir: Path, *, writable: bool) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / DB_NAME
+        self.writable = writable
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._write_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
+        self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
+        if writable:
+            self._writer = _connect(self.path)
+            _drop_if_older(self._writer)
+            self._writer.executescript(_SCHEMA)
+            _ensure_lexical_fts(self._writer)
+            with contextlib.suppress(OSError):  # exotic filesystems keep their own modes
+                self.path.chmod(0o600)
+
+    # -- connections -------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if not self.path.exists():
+                raise StoreError(f"no index at {self.path} yet: start the primary to build it")
+            conn = _connect(self.path, readonly=not self.writable)
+            if not self.writable and not _has_schema(conn):  # the primary is still creating it
+                conn.close()
+                raise StoreError(f"the index at {self.path} is still being created by the primary: try again")
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        if self._writer is None:
+            raise StoreError("this process is a reader and cannot write the index")
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('generation', '1') ON CONFLICT(key)"
+                    " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every query inside sees the same committed state."""
+        conn = self._reader()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    # -- meta --------------------------------------------------------------------------------------
+
+    def read_meta(self) -> dict[str, str]:
+        try:
+            rows = self._reader().execute("SELECT key, value FROM meta").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {str(k): str(v) for k, v in rows if k in _META_KEYS}
+
+    def ensure_meta(self, meta: IndexMeta) -> bool:
+        """Primary: make the index match `meta`, dropping everything on a mismatch. True when rebuilt."""
+        want = meta.as_dict()
+        have = self.read_meta()
+        if have == want:
+            return False
+        if have:
+            changed = sorted(k for k in want if have.get(k) != want[k])
+            log.info("index %s changed (%s): dropping it to rebuild", self.path, ", ".join(changed))
+        with self._write() as conn:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM trees")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM skipped")
+            conn.execute("DELETE FROM vecs")
+            conn.execute("DELETE FROM meta WHERE key NOT IN ('generation', 'lexical')")
+            conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(want.items()))
+        with self._write() as conn:
+            _refill_fts(conn)
+        return True
+
+    def check_meta(self, meta: IndexMeta) -> None:
+        """Reader: refuse an index built for another embedder or chunker."""
+        have = self.read_meta()
+        want = meta.as_dict()
+        if have != want:
+            raise StoreError(rebuild_message(str(self.path), have, meta))
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def loading(self, files: int, step: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # SQLite keeps its indexes up to date as cheaply in bulk
+
+    def write_files(self, pending: Sequence[PendingFile]) -> int:
+        """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
+        written = 0
+        text_rows: list[tuple[int, str, str, str]] = []
+        with self._write() as conn:
+            for item in pending:
+                written += self._replace_file(conn, item, text_rows)
+            conn.executemany(_FTS_INSERT, text_rows)
+            conn.executemany(_TRI_INSERT, text_rows)
+        return written
+
+    def _replace_file(
+        self, conn: sqlite3.Connection, item: PendingFile, text_rows: list[tuple[int, str, str, str]]
+    ) -> int:
+        """Write one file's rows; its chunks' `(id, breadcrumb, text, aliases)` go to `text_rows`, for the
+        FTS tables."""
+        doc = item.document
+        meta = doc.meta
+        row = conn.execute("SELECT id FROM files WHERE path = ?", (item.path,)).fetchone()
+        values = (
+            item.folder,
+            item.size,
+            item.stat_mtime_ns,
+            item.mtime_ns,
+            item.hash,
+            meta.title,
+            meta.description,
+            meta.created_by,
+            meta.session,
+            _tags_column(meta.tags),
+            json.dumps(list(meta.aliases), ensure_ascii=False),
+            json.dumps(list(meta.supersedes), ensure_ascii=False),
+            len(doc.chunks),
+        )
+        if row is None:
+            cur = conn.execute(
+                "INSERT INTO files(folder, size, stat_mtime_ns, mtime_ns, hash, title, description, created_by,"
+                " session, tags, aliases, supersedes, chunk_count, path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (*values, item.path),
+            )
+            file_id = int(cur.lastrowid or 0)
+        else:
+            file_id = int(row[0])
+            conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            conn.execute(
+                "UPDATE files SET folder=?, size=?, stat_mtime_ns=?, mtime_ns=?, hash=?, title=?, description=?,"
+                " created_by=?, session=?, tags=?, aliases=?, supersedes=?, chunk_count=? WHERE id=?",
+                (*values, file_id),
+            )
+        conn.execute("DELETE FROM skipped WHERE path = ?", (item.path,))
+        if doc.tree is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO trees(file_id, tokens, tree) VALUES (?,?,?)",
+                (file_id, doc.tree.tokens, json.dumps(doc.tree.as_json(), ensure_ascii=False)),
+            )
+        else:
+            conn.execute("DELETE FROM trees WHERE file_id = ?", (file_id,))
+        alias_text = " ".join(meta.aliases)
+        for i, chunk in enumerate(doc.chunks):
+            aliases = alias_text if i == 0 else ""
+            cur = conn.execute(
+                "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases,"
+                " node_id) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    file_id,
+                    chunk.index,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.heading,
+                    chunk.breadcrumb,
+                    chunk.text,
+                    aliases,
+                    chunk.node_id,
+                ),
+            )
+            chunk_id = int(cur.lastrowid or 0)
+            text_rows.append((chunk_id, chunk.breadcrumb, chunk.text, aliases))
+            if item.vectors is not None:
+                vec = np.ascontiguousarray(item.vectors[i], dtype=np.float32)
+                more = item.windows.get(i) if item.windows else None
+                if more is not None and len(more):
+                    vec = np.ascontiguousarray(np.vstack([vec, more]), dtype=np.float32)
+                conn.execute(
+                    "INSERT INTO vecs(id, file_id, emb) VALUES (?,?,?)",
+                    (chunk_id, file_id, vec.tobytes()),
+                )
+        return len(doc.chunks)
+
+    def touch_file(self, path: str, size: int, stat_mtime_ns: int) -> None:
+        """A file whose bytes did not change: remember its new stat so the next sync skips it unread."""
+        with self._write() as conn:
+            conn.execute("UPDATE files SET size=?, stat_mtime_ns=? WHERE path=?", (size, stat_mtime_ns, path))
+
+    def remove_files(self, paths: Iterable[str]) -> int:
+        removed = 0
+        with self._write() as conn:
+            for path in paths:
+                row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
+                if row is None:
+                    continue
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+                removed += 1
+        return removed
+
+    def clear(self) -> None:
+        """Drop every file and chunk (a full re-index follows)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM trees")
+            conn.execute("DELETE FROM files")
+            conn.execute("DELETE FROM skipped")
+
+    def mark_skipped(self, path: str, size: int, stat_mtime_ns: int, reason: str) -> None:
+        with self._write() as conn:
+            row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
+                conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+            conn.execute(
+                "INSERT OR REPLACE INTO skipped(path, size, stat_mtime_ns, reason) VALUES (?,?,?,?)",
+                (path, size, stat_mtime_ns, reason),
+            )
+
+    def prune_deleted_log(self) -> None:
+        cutoff = time.time() - _DELETED_LOG_KEEP_S
+        with self._write() as conn:
+            row = conn.execute("SELECT max(seq) FROM deleted_log WHERE at < ?", (cutoff,)).fetchone()
+            if row and row[0] is not None:
+                conn.execute("DELETE FROM deleted_log WHERE seq <= ?", (row[0],))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('deleted_log_pruned_through', ?)",
+                    (str(row[0]),),
+                )
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        # The columns are NOT NULL INTEGER / TEXT, written only here: no per-row conversions.
+        rows = self._reader().execute("SELECT path, size, stat_mtime_ns, hash FROM files")
+        return {p: FileState(s, m, h) for p, s, m, h in rows}
+
+    def file_stats(self) -> set[tuple[str, int, int]]:
+        """Every indexed file's `(path, size, stat_mtime_ns)`, equal to its `FileStat` while unchanged."""
+        return set(self._reader().execute("SELECT path, size, stat_mtime_ns FROM files"))
+
+    def skipped_states(self) -> dict[str, tuple[int, int, str]]:
+        rows = self._reader().execute("SELECT path, size, stat_mtime_ns, reason FROM skipped").fetchall()
+        return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}
+
+    def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]:
+        """(path, reason) of each file the last syncs left out, under the filter's prefixes and folders."""
+        where, params = skipped_clause(SQLITE, flt)
+        sql = f"SELECT path, reason FROM skipped WHERE {where} ORDER BY path"
+        return [(str(p), str(r)) for p, r in self._reader().execute(sql, params)]
+
+    def generation(self) -> int:
+        """Bumped by every write transaction: a cheap test for "has anything changed since"."""
+        try:
+            row = self._reader().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except sqlite3.OperationalError:
+            return 0
+        return int(row[0]) if row else 0
+
+    def counts(self, flt: FileFilter) -> tuple[int, int]:
+        """(files, chunks) under the filter."""
+        where, params = self.file_filter_sql(flt)
+        row = (
+            self._reader()
+            .execute(f"SELECT count(*), coalesce(sum(chunk_count), 0) FROM files WHERE {where}", params)
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def folder_counts(self) -> dict[str, tuple[int, int]]:
+        rows = (
+            self._reader()
+            .execute("SELECT folder, count(*), coalesce(sum(chunk_count), 0) FROM files GROUP BY folder")
+            .fetchall()
+        )
+        return {str(f): (int(n), int(c)) for f, n, c in rows}
+
+    def get_file(self, path: str) -> FileRecord | None:
+        row = self._reader().execute(f"SELECT {_FILE_COLS} FROM files WHERE path = ?", (path,)).fetchone()
+        return _file_record(row) if row else None
+
+    def list_files(
+        self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
+    ) -> list[FileRecord]:
+        where, params = self.file_filter_sql(flt)
+        order = "mtime_ns DESC, path" if sort == "recent" else "path"
+        sql = f"SELECT {_FILE_COLS} FROM files WHERE {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_file_record(r) for r in self._reader().execute(sql, params).fetchall()]
+
+    def count_files(self, flt: FileFilter) -> int:
+        where, params = self.file_filter_sql(flt)
+        return int(self._reader().execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()[0])
+
+    def all_files(self) -> list[FileRecord]:
+        return [_file_record(r) for r in self._reader().execute(f"SELECT {_FILE_COLS} FROM files").fetchall()]
+
+    def superseded_by(self) -> dict[str, list[str]]:
+        """Superseded path → the documents that supersede it (only for documents that exist)."""
+        gen = self.generation()
+        with self._cache_lock:
+            cached = self._superseded_cache
+            if cached is not None and cached[0] == gen:
+                return cached[1]
+        result = self._read_superseded()
+        with self._cache_lock:
+            self._superseded_cache = (gen, result)
+        return result
+
+    def _read_superseded(self) -> dict[str, list[str]]:
+        rows = (
+            self._reader().execute("SELECT path, supersedes FROM files WHERE supersedes != '[]'").fetchall()
+        )
+        existing = {str(r[0]) for r in self._reader().execute("SELECT path FROM files").fetchall()}
+        out: dict[str, list[str]] = {}
+        for path, raw in rows:
+            for target in json.loads(raw):
+                if target in existing and target != path:
+                    out.setdefault(target, []).append(str(path))
+        for v in out.values():
+            v.sort()
+        return out
+
+    def file_filter_sql(self, flt: FileFilter) -> tuple[str, list[Any]]:
+        """A WHERE clause over `files` (unaliased columns) and its parameters."""
+        return file_filter_clause(SQLITE, flt, lambda: self.superseded_by())
+
+    def file_ids(self, flt: FileFilter) -> list[int]:
+        where, params = self.file_filter_sql(flt)
+        return [int(r[0]) for r in self._reader().execute(f"SELECT id FROM files WHERE {where}", params)]
+
+    def bm25(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """(chunk id, BM25 score, higher is better) for an FTS5 MATCH expression under the file filter."""
+        return self._ranked("chunks_fts", match, flt, limit, weights)
+
+    def substrings(
+        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """Like `bm25`, over the trigram table: `match` quotes substrings of three or more characters."""
+        return self._ranked("chunks_tri", match, flt, limit, weights)
+
+    def _ranked(
+        self, table: str, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """One FTS5 table's MATCH ranked by its bm25 (`table` is one of ours, never the caller's)."""
+        where, params = self.file_filter_sql(flt)
+        sql = (
+            f"SELECT t.rowid, bm25({table}, ?, ?, ?) AS rank FROM {table} t"
+            + ("" if where == "1" else " JOIN chunks c ON c.id = t.rowid")
+            + f" WHERE {table} MATCH ?"
+            + ("" if where == "1" else f" AND c.file_id IN (SELECT id FROM files WHERE {where})")
+            + " ORDER BY rank LIMIT ?"
+        )
+        rows = self._reader().execute(sql, [*weights, match, *params, limit]).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    def dense_index(self, dim: int) -> DenseMatrix:
+        """The in-memory matrix of this store's vectors (`vectors.py`), one per searcher."""
+        from ragdown.storage.sqlite.vectors import DenseMatrix
+
+        return DenseMatrix(self, dim)
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        if not ids:
+            return {}
+        conn = self._reader()
+        sql = (
+            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {_FILE_COLS_F}"
+            " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))"
+        )
+        out: dict[int, ChunkRecord] = {}
+        for row in conn.execute(sql, (json.dumps([int(i) for i in ids]),)):
+            file = _file_record(row[8:])
+            out[int(row[0])] = ChunkRecord(
+                id=int(row[0]),
+                path=file.path,
+                folder=file.folder,
+                idx=int(row[1]),
+                start_line=int(row[2]),
+                end_line=int(row[3]),
+                heading=str(row[4]),
+                breadcrumb=str(row[5]),
+                text=str(row[6]),
+                file=file,
+                node_id=str(row[7]),
+            )
+        return out
+
+    def tree_of(self, path: str) -> Node | None:
+        """The section tree of an indexed document, or None."""
+        row = (
+            self._reader()
+            .execute("SELECT t.tree FROM trees t JOIN files f ON f.id = t.file_id WHERE f.path = ?", (path,))
+            .fetchone()
+        )
+        return Node.from_json(json.loads(row[0])) if row else None
+
+    def document_tokens(self, flt: FileFilter) -> dict[str, int]:
+        """Path → estimated tokens of each document under the filter (what reading it whole costs)."""
+        where, params = self.file_filter_sql(flt)
+        rows = self._reader().execute(
+            f"SELECT f.path, coalesce(t.tokens, 0) FROM files f LEFT JOIN trees t ON t.file_id = f.id"
+            f" WHERE f.id IN (SELECT id FROM files WHERE {where})",
+            params,
+        )
+        return {str(p): int(n) for p, n in rows}
+
+    def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(chunk id, file id) for the given files."""
+        rows = self._reader().execute(
+            "SELECT id, file_id FROM chunks WHERE file_id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in file_ids]),),
+        )
+        return [(int(a), int(b)) for a, b in rows]
+
+    def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]:
+        where, params = self.file_filter_sql(flt)
+        rows = self._reader().execute(
+            f"SELECT path, chunk_count FROM files WHERE {where} ORDER BY path", params
+        )
+        return [(str(p), int(c)) for p, c in rows]
+
+    # -- vectors for the dense matrix --------------------------------------------------------------
+
+    def vectors_after(
+        self, conn: sqlite3.Connection, after_id: int, batch: int = 8192
+    ) -> Iterator[list[tuple[int, int, bytes]]]:
+        cur = conn.execute("SELECT id, file_id, emb FROM vecs WHERE id > ? ORDER BY id", (after_id,))
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                return
+            yield rows
+
+    def deleted_after(self, conn: sqlite3.Connection, after_seq: int) -> tuple[list[int], int]:
+        rows = conn.execute(
+            "SELECT seq, chunk_id FROM deleted_log WHERE seq > ? ORDER BY seq", (after_seq,)
+        ).fetchall()
+        last = int(rows[-1][0]) if rows else after_seq
+        return [int(r[1]) for r in rows], last
+
+    def pruned_through(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'deleted_log_pruned_through'").fetchone()
+        return int(row[0]) if row else 0
+
+    def max_deleted_seq(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT max(seq) FROM deleted_log").fetchone()
+        return int(row[0] or 0)
+
+
+_FILE_FIELDS = (
+    "id, path, folder, size, mtime_ns, hash, title, description, created_by, session, tags, aliases,"
+    " supersedes, chunk_count"
+)
+_FILE_COLS = _FILE_FIELDS
+_FILE_COLS_F = ", ".join(f"f.{c.strip()}" for c in _FILE_FIELDS.split(","))
+
+
+def _file_record(row: Sequence[Any]) -> FileRecord:
+    return FileRecord(
+        id=int(row[0]),
+        path=str(row[1]),
+        folder=str(row[2]),
+        size=int(row[3]),
+        mtime_ns=int(row[4]),
+        hash=str(row[5]),
+        title=str(row[6]),
+        description=row[7],
+        created_by=row[8] or None,
+        session=row[9] or None,
+        tags=tuple(str(row[10]).split()),
+        aliases=tuple(json.loads(row[11])),
+        supersedes=tuple(json.loads(row[12])),
+        chunk_count=int(row[13]),
+    )

@@ -1,0 +1,433 @@
+"""Diff sync from disk into the store, one sync at a time.
+
+1. Files whose size and mtime match the index are skipped without being read.
+2. A content hash decides whether a changed file is re-embedded (a touched file is not).
+3. Files gone from disk are dropped.
+
+Syncs never overlap: a request made while one runs gets the single follow-up that every later caller
+shares. Searches never wait for a sync: they read committed state through their own connections.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ragdown.core import heap
+from ragdown.core.paths import MAX_DOCUMENT_BYTES
+from ragdown.documents import Document, parse_document
+from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
+from ragdown.storage.backend import IndexStore
+from ragdown.storage.sqlite.store import PendingFile
+from ragdown.vault.ignore import IgnoreRules
+from ragdown.vault.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
+
+log = logging.getLogger(__name__)
+
+# Files larger than this are skipped with a logged reason (the write door refuses them too).
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
+# Chunks embedded and committed together: large enough for efficient batches, small enough that searches
+# see the first index grow and memory stays bounded.
+BATCH_CHUNKS = 256
+# The first batch of a sync is this small, and each after it twice the one before up to `BATCH_CHUNKS`:
+# a first index with a model on the CPU commits (so searches find, and the progress moves) within seconds,
+# not after a full batch's ~20 s.
+FIRST_BATCH_CHUNKS = 16
+
+ProgressFn = Callable[["SyncProgress"], None]
+# What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
+SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[str]], None]
+
+
+@dataclass
+class SyncProgress:
+    """Where a running sync stands: files read of those that needed reading, chunks embedded, and the
+    step it is at once the files are written, where that takes a while (PostgreSQL's HNSW graph)."""
+
+    files_done: int = 0
+    files_total: int = 0
+    chunks: int = 0
+    step: str | None = None
+
+    def as_dict(self) -> dict[str, int | str]:
+        """`{files_done, files_total, chunks}`, and `step` when there is one (`/api/status`, `ragdown_stats`)."""
+        out: dict[str, int | str] = {
+            "files_done": self.files_done,
+            "files_total": self.files_total,
+            "chunks": self.chunks,
+        }
+        if self.step:
+            out["step"] = self.step
+        return out
+
+    def describe(self) -> str:
+        """`indexing 120 of 1,730 files`, or the step once the files are in (as the web UI's badge says)."""
+        if self.step:
+            return self.step
+        return f"indexing {self.files_done:,} of {self.files_total:,} files"
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    chunks: int = 0
+    ms: int = 0
+    at: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        """The report of the spec, `{added, updated, removed, unchanged, chunks, ms}`, and `skipped`: the
+        files (and directories) left out with a logged reason: too large, binary, unreadable, a name that
+        is not UTF-8."""
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "chunks": self.chunks,
+            "ms": self.ms,
+            "skipped": len(self.skipped),
+        }
+
+
+class SyncError(RuntimeError):
+    """A sync stopped before it finished (the embedder failed); what was committed stays."""
+
+
+@dataclass
+class _Work:
+    stat: FileStat
+    data: bytes
+    digest: str
+    existed: bool
+
+
+def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or a reason to skip it."""
+    if expected_size > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({expected_size} bytes)"
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        return None, f"unreadable: {err.strerror or err}"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    if b"\x00" in data[:8192]:
+        return None, "binary content (NUL bytes), not Markdown text"
+    return data, None
+
+
+class Indexer:
+    """Keeps one store in step with one docs dir."""
+
+    def __init__(
+        self,
+        root: Path,
+        store: IndexStore,
+        embedder: Embedder | None,
+        *,
+        folders: bool,
+        observer: SyncObserver | None = None,
+        ignore: Sequence[str] = (),
+    ) -> None:
+        self.root = root
+        self.ignore = tuple(ignore)  # `ragdown index --ignore`: exclusions on top of the rules on disk
+        self.store = store
+        self.embedder = embedder
+        self.observer = observer
+        self._seen_changed: list[tuple[str, bytes]] = []
+        self._seen_added: list[tuple[str, str]] = []
+        self.folders = folders
+        self.loose_files: list[str] = []
+        self.last_sync: SyncReport | None = None
+        self.last_error: str | None = None
+        self.progress = SyncProgress()
+        self._run_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._running: Future[SyncReport] | None = None
+        self._follow_up: Future[SyncReport] | None = None
+        self._follow_up_full = False
+        self._listeners: list[ProgressFn] = []
+        self._retired = False
+        self._stopping = threading.Event()
+
+    @property
+    def syncing(self) -> bool:
+        with self._state_lock:
+            return self._running is not None
+
+    def add_progress_listener(self, fn: ProgressFn) -> None:
+        self._listeners.append(fn)
+
+    @contextlib.contextmanager
+    def retiring(self) -> Iterator[None]:
+        """Wait for a running sync to finish, then retire this indexer: later syncs are refused."""
+        with self._run_lock:
+            self._retired = True
+            yield
+
+    def shut_down(self, timeout: float = 10.0) -> bool:
+        """Stop for good: a running sync stops after its current batch (what it committed stays), later
+        syncs are refused. True when no sync runs any more (False: it did not stop within `timeout`)."""
+        self._stopping.set()
+        if not self._run_lock.acquire(timeout=timeout):
+            return False
+        self._retired = True
+        self._run_lock.release()
+        return True
+
+    # -- single flight -----------------------------------------------------------------------------
+
+    def request_sync(self, full: bool = False) -> Future[SyncReport]:
+        """Start a sync, or join the one follow-up of the sync already running."""
+        with self._state_lock:
+            if self._running is None:
+                fut: Future[SyncReport] = Future()
+                self._running = fut
+                threading.Thread(
+                    target=self._loop, args=(fut, full), name="ragdown-sync", daemon=True
+                ).start()
+                return fut
+            if self._follow_up is None:
+                self._follow_up = Future()
+                self._follow_up_full = full
+            else:
+                self._follow_up_full = self._follow_up_full or full
+            return self._follow_up
+
+    def _loop(self, fut: Future[SyncReport], full: bool) -> None:
+        while True:
+            try:
+                fut.set_result(self.sync(full))
+            except BaseException as err:  # the caller sees it; the loop goes on with the follow-up
+                (log.info if self._stopping.is_set() else log.error)("sync failed: %s", err)
+                fut.set_exception(err)
+            with self._state_lock:
+                if self._follow_up is None:
+                    self._running = None
+                    return
+                fut, full = self._follow_up, self._follow_up_full
+                self._running, self._follow_up, self._follow_up_full = fut, None, False
+
+    # -- the sync itself ---------------------------------------------------------------------------
+
+    def sync(self, full: bool = False) -> SyncReport:
+        """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
+        with self._run_lock:
+            if self._retired:
+                raise SyncError(
+                    "the index is closing"
+                    if self._stopping.is_set()
+                    else "this indexer was replaced (the embedder changed); sync again"
+                )
+            try:
+                report = self._sync(full)
+            except Exception as err:
+                self.last_error = str(err)
+                raise
+            self.last_error = None
+            self.last_sync = report
+            if report.added or report.updated or report.removed:
+                heap.trim()  # the parsed documents and the embedder's batches: back to the system
+            return report
+
+    def _sync(self, full: bool) -> SyncReport:
+        started = time.perf_counter()
+        report = SyncReport()
+        self._seen_changed, self._seen_added = [], []
+        if full:
+            self.store.clear()
+        rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)  # read once per sync
+        walked = walk_markdown(self.root, folders=self.folders, rules=rules)
+        if walked.loose != self.loose_files and walked.loose:
+            log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
+        self.loose_files = walked.loose
+        # Unchanged files cost one set lookup each (in C): the index's (path, size, stat mtime) rows
+        # against the walk's, which are the same tuples. Hashes are read only when some stat differs.
+        indexed = self.store.file_stats()
+        changed = [f for f in walked.files if f not in indexed]
+        report.unchanged = len(walked.files) - len(changed)
+        skipped = self.store.skipped_states()
+        for name in walked.unusable:  # a name no database or encoder takes: recorded under a printable one
+            report.skipped[name] = NOT_TEXT
+            if skipped.get(name, (0, 0, ""))[2] != NOT_TEXT:
+                log.warning("skipping %s: %s", name, NOT_TEXT)
+                self.store.mark_skipped(name, 0, 0, NOT_TEXT)
+                skipped[name] = (0, 0, NOT_TEXT)
+
+        gone: list[str] = []
+        if report.unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk
+            on_disk = {f.path for f in walked.files}.union(walked.unusable)
+            gone = [p for p, _, _ in indexed if p not in on_disk] + [p for p in skipped if p not in on_disk]
+        if gone:
+            report.removed = self.store.remove_files(gone)
+
+        known = self.store.file_states() if changed else {}
+        candidates: list[FileStat] = []
+        for stat in changed:
+            state = known.get(stat.path)
+            skip = skipped.get(stat.path)
+            if state is None and skip is not None and skip[0] == stat.size and skip[1] == stat.mtime_ns:
+                report.skipped[stat.path] = skip[2]
+                continue
+            candidates.append(stat)
+
+        self.progress = SyncProgress(files_total=len(candidates))
+        self._notify()
+        # The files sure to be written (new, or of another size), not those whose stat alone moved: a
+        # checkout that touches every file must not make PostgreSQL rebuild its HNSW graph from scratch.
+        sure = sum(1 for c in candidates if (k := known.get(c.path)) is None or k.size != c.size)
+        with self.store.loading(sure, self._step):
+            batch: list[_Work] = []
+            batch_chunks, batch_limit = 0, FIRST_BATCH_CHUNKS
+            for stat in candidates:
+                if self._stopping.is_set():
+                    raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
+                data, reason = _read_file(self.root / stat.path, stat.size)
+                if data is None:
+                    assert reason is not None
+                    log.warning("skipping %s: %s", stat.path, reason)
+                    report.skipped[stat.path] = reason
+                    self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
+                    self._advance(0)
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                state = known.get(stat.path)
+                if state is not None and state.hash == digest:
+                    self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
+                    report.unchanged += 1
+                    self._advance(0)
+                    continue
+                batch.append(_Work(stat, data, digest, state is not None))
+                batch_chunks += max(1, len(data) // 1200)
+                if batch_chunks >= batch_limit:
+                    self._flush(batch, report)
+                    batch, batch_chunks = [], 0
+                    batch_limit = min(batch_limit * 2, BATCH_CHUNKS)
+            if batch:
+                self._flush(batch, report)
+        if self.observer is not None and (self._seen_changed or self._seen_added or gone):
+            self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
+        self._seen_changed, self._seen_added = [], []
+        if report.removed or report.added or report.updated:
+            self.store.prune_deleted_log()
+        report.ms = round((time.perf_counter() - started) * 1000)
+        report.at = time.time()
+        if report.added or report.updated or report.removed:
+            log.info(
+                "synced %s: %d added, %d updated, %d removed, %d unchanged, %d skipped; %d chunks in %.1f s",
+                self.root,
+                report.added,
+                report.updated,
+                report.removed,
+                report.unchanged,
+                len(report.skipped),
+                report.chunks,
+                report.ms / 1000,
+            )
+        return report
+
+    def _flush(self, batch: list[_Work], report: SyncReport) -> None:
+        docs = []
+        for work in batch:
+            doc = parse_document(work.stat.path, work.data)
+            for warning in doc.warnings:
+                log.warning("%s: %s", work.stat.path, warning)
+            docs.append(doc)
+        vectors, windows = self._embed(docs)
+        pending = [
+            PendingFile(
+                path=w.stat.path,
+                folder=folder_of(w.stat.path, folders=self.folders),
+                size=w.stat.size,
+                stat_mtime_ns=w.stat.mtime_ns,
+                mtime_ns=w.stat.mtime_ns,
+                hash=w.digest,
+                document=doc,
+                vectors=vec,
+                windows=more,
+            )
+            for w, doc, vec, more in zip(batch, docs, vectors, windows, strict=True)
+        ]
+        # Written here, not in a thread of its own behind the next batch's parsing: measured, a writer
+        # thread gained nothing with a model (its embedding is most of the time) and cost 1.3x without
+        # one, the two threads trading the GIL (docs/benchmarks.md, section 15).
+        written = self.store.write_files(pending)
+        for doc in docs:
+            self._advance(len(doc.chunks))
+        self._written(batch, written, report)
+
+    def _written(self, batch: list[_Work], written: int, report: SyncReport) -> None:
+        """A batch's bookkeeping once the store holds it: the report and the history's lists."""
+        report.chunks += written
+        for w in batch:
+            if self.observer is not None:
+                if w.existed:
+                    self._seen_changed.append((w.stat.path, w.data))
+                else:
+                    self._seen_added.append((w.stat.path, w.digest))
+            if w.existed:
+                report.updated += 1
+            else:
+                report.added += 1
+
+    def _embed(self, docs: list[Document]) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
+        """Each document's chunk vectors, and the further windows of its chunks longer than the model reads."""
+        vectors: list[np.ndarray | None] = [None] * len(docs)
+        windows: list[dict[int, Vectors] | None] = [None] * len(docs)
+        chunks = [c for d in docs for c in d.chunks]
+        if self.embedder is None or not chunks:
+            return vectors, windows
+        try:
+            if isinstance(self.embedder, WindowedEmbedder):
+                per_chunk = self.embedder.embed_document_windows(
+                    [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
+                )
+                flat = np.stack([w[0] for w in per_chunk])
+            else:
+                per_chunk = []
+                flat = self.embedder.embed_documents([c.embed_text for c in chunks])
+        except EmbedderError:
+            raise
+        except Exception as err:
+            raise SyncError(f"the embedder failed: {err}") from err
+        offset = 0
+        for i, doc in enumerate(docs):
+            n = len(doc.chunks)
+            vectors[i] = flat[offset : offset + n]
+            more = {
+                j: per_chunk[offset + j][1:] for j in range(n) if per_chunk and len(per_chunk[offset + j]) > 1
+            }
+            windows[i] = more or None
+            offset += n
+        return vectors, windows
+
+    def _step(self, name: str) -> None:
+        self.progress.step = name
+        self._notify()
+
+    def _advance(self, chunks: int) -> None:
+        """One more file done: read unchanged, skipped, or written."""
+        self.progress.files_done += 1
+        self.progress.chunks += chunks
+        self._notify()
+
+    def _notify(self) -> None:
+        for fn in self._listeners:
+            try:
+                fn(self.progress)
+            except Exception:  # a broken progress display must not stop indexing
+                log.debug("progress listener failed", exc_info=True)

@@ -1,0 +1,152 @@
+"""Which files the index reads: Markdown under the docs dir, never hidden names (`paths.is_hidden`) or
+symlinks; names that are not Unicode text are set aside with a reason instead of breaking the sync."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from ragdown.core.paths import MARKDOWN_EXTENSIONS, is_hidden, is_markdown, is_text
+from ragdown.vault.ignore import IgnoreRules
+
+log = logging.getLogger(__name__)
+
+NOT_TEXT = "its name is not valid UTF-8 text: rename it to index it"
+
+
+class FileStat(NamedTuple):
+    """A tuple, not a dataclass: cheap to build (one per file per sync), and equal to the file's
+    `Store.file_stats()` row while the file is unchanged, which is how a sync finds unchanged files."""
+
+    path: str  # POSIX, relative to the docs dir
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    files: list[FileStat]
+    loose: list[str]  # serve mode: Markdown directly in the docs dir, listed but never indexed
+    # Markdown files, and directories, whose name is not UTF-8: docs-relative, printable (`bad\udcff.md`
+    # shown as `bad\\udcff.md`), never indexed.
+    unusable: list[str] = field(default_factory=list)
+
+
+def printable_path(rel: str) -> str:
+    return rel.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def folder_of(path: str, *, folders: bool) -> str:
+    """The folder a docs-relative path belongs to: its first segment in `serve`, '' in `stdio`."""
+    return path.split("/", 1)[0] if folders else ""
+
+
+def walk_markdown(
+    root: Path, *, folders: bool, rules: IgnoreRules | None = None, under: str = ""
+) -> WalkResult:
+    """Every Markdown file under `root` the index should hold.
+
+    With `folders` (serve mode) only files inside top-level directories count; Markdown loose at the top
+    is returned separately. `rules` (gitignore files, `.ragdownignore`, folder settings) leave out what they
+    ignore: an ignored directory is never entered. Unreadable directories are logged and skipped, never fatal.
+    `under` (a docs-relative directory, with its trailing `/`) walks only that part of the tree.
+    """
+    files: list[FileStat] = []
+    loose: list[str] = []
+    unusable: list[str] = []
+    stack: list[tuple[str, str]] = [(os.path.join(root, under) if under else str(root), under)]
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError as err:
+            log.warning(
+                "skipping unreadable directory %s: %s", printable_path(directory), err.strerror or err
+            )
+            continue
+        # The rules are asked about each entry only where some rule applies (most vaults have none).
+        asked = rules if rules is not None and not rules.quiet(rel[:-1]) else None
+        for entry in entries:
+            name = entry.name
+            try:
+                # Without following links, a symlink is neither a directory nor a file: both are skipped.
+                if entry.is_dir(follow_symlinks=False):
+                    if is_hidden(name):
+                        continue
+                    if not is_text(name):
+                        unusable.append(printable_path(f"{rel}{name}/"))
+                    elif asked is None or not asked.ignored(rel + name, is_dir=True):
+                        stack.append((entry.path, f"{rel}{name}/"))
+                    continue
+                # Cheap name tests first: only Markdown files cost a stat() (the walk's main cost).
+                if (
+                    is_hidden(name)
+                    or not name.lower().endswith(MARKDOWN_EXTENSIONS)
+                    or not entry.is_file(follow_symlinks=False)
+                ):
+                    continue
+                if not is_text(name):
+                    unusable.append(printable_path(rel + name))
+                    continue
+                if folders and not rel:
+                    loose.append(name)
+                    continue
+                if asked is not None and asked.ignored(rel + name, is_dir=False):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError as err:
+                log.warning("skipping %s: %s", printable_path(entry.path), err.strerror or err)
+                continue
+            files.append(FileStat(rel + name, st.st_size, st.st_mtime_ns))
+    files.sort()  # by path: paths are unique, so the other fields never decide
+    loose.sort()
+    unusable.sort()
+    return WalkResult(files, loose, unusable)
+
+
+def loose_markdown(root: Path) -> list[str]:
+    """Markdown directly in the docs dir, outside every folder: `serve` lists these but never indexes them."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    names = [
+        e.name
+        for e in entries
+        if not is_hidden(e.name)
+        and is_markdown(e.name)
+        and is_text(e.name)
+        and e.is_file(follow_symlinks=False)
+    ]
+    return sorted(names)
+
+
+def tree_files(directory: Path, descend: Callable[[Path], bool] | None = None) -> Iterator[os.DirEntry[str]]:
+    """Every regular file below `directory` the index's walk would see: hidden names, names that are not
+    text and symlinks left out; a subdirectory is entered only when `descend(path)` allows it (the ignore
+    rules, for callers that apply them). Unreadable directories are skipped. Markdown or not: callers pick."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if is_hidden(name) or not is_text(name):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if descend is None or descend(Path(entry.path)):
+                        stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield entry
+            except OSError:
+                continue

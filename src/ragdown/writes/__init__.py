@@ -1,0 +1,1 @@
+"""The write path: the one door every change goes through, and the index.md upkeep after it."""
