@@ -155,7 +155,8 @@ def profile(corpus: Path) -> None:
 
     from ragdown.documents import CHUNKER_VERSION
     from ragdown.embedders.hash import HashEmbedder
-    from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
+    from ragdown.storage.records import IndexMeta, PendingFile
+    from ragdown.storage.sqlite.store import Store
     from ragdown.sync.indexer import Indexer
 
     with tempfile.TemporaryDirectory(prefix="ragdown-bench-prof-") as tmp:

@@ -37,7 +37,8 @@ from _common import CORPORA, exit_cleanly_on_sigterm, machine, median, table, wr
 from ragdown.core.cpus import default_threads
 from ragdown.documents import CHUNKER_VERSION, parse_document
 from ragdown.embedders import Embedder, Vectors, load_embedder
-from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.records import IndexMeta
+from ragdown.storage.sqlite.store import Store
 from ragdown.sync.indexer import Indexer
 from ragdown.vault.walk import walk_markdown
 

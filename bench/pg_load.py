@@ -36,7 +36,8 @@ from ragdown.documents import CHUNKER_VERSION
 from ragdown.embedders import HashEmbedder
 from ragdown.storage.postgres import hnsw as pghnsw
 from ragdown.storage.postgres.backend import PostgresBackend
-from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.records import IndexMeta
+from ragdown.storage.sqlite.store import Store
 from ragdown.sync.indexer import Indexer
 
 VARIANTS = ("row by row", "built after")

@@ -56,7 +56,8 @@ from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.postgres.backend import PostgresBackend
 from ragdown.storage.postgres.hnsw import HnswSettings
 from ragdown.storage.postgres.primary import PgPrimaryLock
-from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.records import IndexMeta
+from ragdown.storage.sqlite.store import Store
 from ragdown.storage.sqlite.vectors import DenseMatrix
 from ragdown.sync.indexer import Indexer
 

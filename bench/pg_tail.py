@@ -39,7 +39,7 @@ from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.postgres import backend as pgbackend
 from ragdown.storage.postgres import store as pgstore
 from ragdown.storage.postgres import tsvectors as pgsearch
-from ragdown.storage.sqlite.store import IndexMeta
+from ragdown.storage.records import IndexMeta
 from ragdown.sync.indexer import Indexer
 
 

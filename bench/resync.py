@@ -46,7 +46,8 @@ from pathlib import Path
 from _common import CORPORA, exit_cleanly_on_sigterm, median, percentile, table, write_result
 from ragdown.documents import CHUNKER_VERSION
 from ragdown.embedders import HashEmbedder
-from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.records import IndexMeta
+from ragdown.storage.sqlite.store import Store
 from ragdown.sync.indexer import Indexer
 from ragdown.vault.walk import walk_markdown
 

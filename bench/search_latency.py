@@ -57,7 +57,8 @@ from ragdown.embedders import Vectors
 from ragdown.search.hybrid import BM25_WEIGHTS, Searcher, SearchOptions, pool_size
 from ragdown.search.query import STOP_WORDS, fts_match, fts_terms
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
+from ragdown.storage.records import IndexMeta, PendingFile
+from ragdown.storage.sqlite.store import Store
 
 DIM = 384
 VOCABULARY = 50_000

@@ -17,8 +17,9 @@ from ragdown.documents import CHUNKER_VERSION
 from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import INDEX_VERSION, IndexMeta, rebuild_message
 from ragdown.storage.sqlite.primary import request, socket_path
-from ragdown.storage.sqlite.store import DB_NAME, INDEX_VERSION, IndexMeta, rebuild_message
+from ragdown.storage.sqlite.store import DB_NAME
 from tests.conftest import REPO, isolated_env, write
 
 SECTIONS = 6

@@ -12,7 +12,8 @@ from ragdown.embedders import HashEmbedder, Vectors
 from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.sqlite.store import IndexMeta, Store
+from ragdown.storage.records import IndexMeta
+from ragdown.storage.sqlite.store import Store
 from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
 from tests.conftest import BOTH_BACKENDS, write
 

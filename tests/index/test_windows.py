@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from ragdown.documents import parse_document
-from ragdown.storage.sqlite.store import IndexMeta, PendingFile, Store
+from ragdown.storage.records import IndexMeta, PendingFile
+from ragdown.storage.sqlite.store import Store
 from ragdown.storage.sqlite.vectors import DenseMatrix
 
 DIM = 8

@@ -31,7 +31,7 @@ from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 from ragdown.storage.backend import IndexStore, PrimaryWatch
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.location import open_backend
-from ragdown.storage.sqlite.store import IndexMeta, StoreError
+from ragdown.storage.records import IndexMeta, StoreError
 from ragdown.sync.indexer import Indexer, ProgressFn, SyncProgress, SyncReport
 from ragdown.writes.door import document_lock, share_document_lock
 

@@ -51,7 +51,7 @@ from ragdown.http.oauth.routes import OAuth
 from ragdown.http.ratelimit import RateLimiter
 from ragdown.http.security import Guard, bearer
 from ragdown.mcpserver.server import build_server
-from ragdown.storage.sqlite.store import StoreError
+from ragdown.storage.records import StoreError
 from ragdown.tools.catalog import ROOT_TOOLS
 from ragdown.vault.folders import folder_settings, list_folders
 

@@ -64,7 +64,7 @@ from ragdown.mcpserver.resources import (
     resource_error,
     template_pattern,
 )
-from ragdown.storage.sqlite.store import StoreError
+from ragdown.storage.records import StoreError
 from ragdown.sync.progress_log import ProgressLog
 from ragdown.tools import cli_answers as commands
 from ragdown.tools.base import Failure, ProtocolError, Structured

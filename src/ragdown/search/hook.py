@@ -19,8 +19,6 @@ agents get.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,7 +30,6 @@ from ragdown.storage.filter_sql import FileFilter
 
 MIN_PROMPT_CHARS = 12
 KEEP_TOP = 2  # the search's first hits kept whatever their ratio (step 4; docs/benchmarks.md section 16)
-HOOK_SESSIONS = 200
 CAUTION = (
     "These are excerpts from the user's documents, found by search for this prompt, not chosen by the user. "
     "They may be irrelevant or out of date: read the whole file with ragdown_read_doc before relying on one."
@@ -49,39 +46,6 @@ class HookSettings:
     # Step 4's first hits kept whatever their ratio: only under the embedder's own `min_ratio`. A `min_ratio`
     # someone set (the call, the folder, the server settings, the variable) is the spec's gate exactly.
     keep_top: int = KEEP_TOP
-
-
-class HookMemory:
-    """The chunks each (scope, session) was given, for the last 200 sessions."""
-
-    def __init__(self, capacity: int = HOOK_SESSIONS) -> None:
-        self._capacity = capacity
-        self._sessions: OrderedDict[str, set[str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def key(scope_dir: str, session_id: str) -> str:
-        return f"{scope_dir}\x00{session_id}"
-
-    def seen(self, key: str) -> set[str]:
-        with self._lock:
-            seen = self._sessions.get(key)
-            if seen is None:
-                return set()
-            self._sessions.move_to_end(key)
-            return set(seen)
-
-    def add(self, key: str, chunk_keys: list[str]) -> None:
-        with self._lock:
-            seen = self._sessions.setdefault(key, set())
-            seen.update(chunk_keys)
-            self._sessions.move_to_end(key)
-            while len(self._sessions) > self._capacity:
-                self._sessions.popitem(last=False)
-
-    def reset(self, key: str) -> None:
-        with self._lock:
-            self._sessions.pop(key, None)
 
 
 @dataclass

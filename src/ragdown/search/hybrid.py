@@ -42,7 +42,7 @@ from ragdown.search.query import (
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.lexical import has_cjk
-from ragdown.storage.sqlite.store import ChunkRecord
+from ragdown.storage.records import ChunkRecord
 
 log = logging.getLogger(__name__)
 

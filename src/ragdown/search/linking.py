@@ -14,7 +14,7 @@ from pathlib import Path
 from ragdown.core.paths import is_markdown
 from ragdown.documents import LinkResolver
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.sqlite.store import FileRecord
+from ragdown.storage.records import FileRecord
 from ragdown.vault.walk import tree_files
 
 _cache: weakref.WeakKeyDictionary[IndexStore, dict[str, tuple[int, dict[str, tuple[str, ...]]]]] = (

@@ -15,7 +15,7 @@ from ragdown.core.errors import bad_request, not_found
 
 if TYPE_CHECKING:  # annotations only: the CLI's parser reads DEFAULT_DEPTH without loading the index
     from ragdown.documents.tree import Node
-    from ragdown.storage.sqlite.store import FileRecord
+    from ragdown.storage.records import FileRecord
 
 MAX_ANSWER_CHARS = 95_000  # no answer of an outline or a node's text is longer than this
 DEPTH_RANGE = (1, 10)

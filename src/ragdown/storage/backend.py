@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.sqlite.store import ChunkRecord, FileRecord, FileState, IndexMeta, PendingFile
+from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, PendingFile
 
 SyncHandler = Callable[[bool], dict[str, Any]]
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ragdown.core.config import ConfigError, Mode, Settings
-from ragdown.search.hook import HookMemory
 from ragdown.storage.backend import (
     Backend,
     DocumentLock,
@@ -21,6 +20,7 @@ from ragdown.storage.backend import (
     RoleLock,
     SessionMemory,
 )
+from ragdown.storage.hook_memory import HookMemory
 from ragdown.storage.querylog import QueryLog
 from ragdown.storage.sqlite import primary
 from ragdown.storage.sqlite.store import Store

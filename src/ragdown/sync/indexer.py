@@ -27,7 +27,7 @@ from ragdown.core.paths import MAX_DOCUMENT_BYTES
 from ragdown.documents import Document, parse_document
 from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.sqlite.store import PendingFile
+from ragdown.storage.records import PendingFile
 from ragdown.vault.ignore import IgnoreRules
 from ragdown.vault.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
 

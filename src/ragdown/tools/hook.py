@@ -12,7 +12,8 @@ from pydantic import Field
 
 from ragdown.core.config import bounds
 from ragdown.search.format import log_hits
-from ragdown.search.hook import HookMemory, HookResult, run_hook
+from ragdown.search.hook import HookResult, run_hook
+from ragdown.storage.hook_memory import HookMemory
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 

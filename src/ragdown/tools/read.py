@@ -24,7 +24,7 @@ from ragdown.search.linking import folder_files, folder_resolver
 from ragdown.search.outline import find_node
 from ragdown.search.tags import normalise_tag
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.sqlite.store import FileRecord
+from ragdown.storage.records import FileRecord
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.versions import followed, trashed, version_bytes, who_text

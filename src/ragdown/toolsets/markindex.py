@@ -30,7 +30,7 @@ from ragdown.documents.tree import Node, build_tree
 from ragdown.search.format import iso
 from ragdown.search.outline import DEFAULT_DEPTH, DEPTH_RANGE, MAX_ANSWER_CHARS, cut
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.sqlite.store import FileRecord
+from ragdown.storage.records import FileRecord
 from ragdown.tools.base import Annotations, Args, Failure, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.outline import not_indexed

@@ -23,7 +23,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
@@ -44,11 +43,13 @@ from ragdown.storage.backend import (
     RoleLock,
     SessionMemory,
 )
+from ragdown.storage.hook_memory import HOOK_SESSIONS
 from ragdown.storage.postgres import hnsw as pghnsw
 from ragdown.storage.postgres import tsvectors as pgsearch
+from ragdown.storage.postgres.primary import Waiter
 from ragdown.storage.postgres.store import PgStore
 from ragdown.storage.querylog import parse_entries, summarise
-from ragdown.storage.sqlite.store import StoreError
+from ragdown.storage.records import StoreError
 
 if TYPE_CHECKING:
     from ragdown.storage.postgres.primary import PgPrimaryLock
@@ -57,7 +58,6 @@ log = logging.getLogger(__name__)
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
-HOOK_SESSIONS = 200
 QUERY_LOG_KEEP = 50_000  # entries kept (about the SQLite log's 10 MB and its rotation)
 NOTIFY_LIMIT = 7900  # a NOTIFY payload must stay under 8,000 bytes
 
@@ -92,16 +92,6 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}@{netloc}" if user else netloc))
 
 
-@dataclass
-class _Waiter:
-    """A forwarded sync this replica waits for: acknowledged, then done (with a report or an error)."""
-
-    acked: threading.Event = field(default_factory=threading.Event)
-    done: threading.Event = field(default_factory=threading.Event)
-    report: dict[str, Any] | None = None
-    error: str | None = None
-
-
 class PostgresBackend:
     """One index in one PostgreSQL database: the pool, the LISTEN connection, the role and the shared tables."""
 
@@ -127,7 +117,7 @@ class PostgresBackend:
         self._closed = False
         self._generation = -1
         self._gen_lock = threading.Lock()
-        self._waiters: dict[str, _Waiter] = {}
+        self._waiters: dict[str, Waiter] = {}
         self._waiters_lock = threading.Lock()
         self.sync_handler: Callable[[dict[str, Any]], None] | None = None  # set by the primary's lock
         self.primary_gone = threading.Event()  # a primary said goodbye: watchers try at once
@@ -318,8 +308,8 @@ class PostgresBackend:
         with self.pool.connection() as own:
             own.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
 
-    def expect(self, request_id: str) -> _Waiter:
-        waiter = _Waiter()
+    def expect(self, request_id: str) -> Waiter:
+        waiter = Waiter()
         with self._waiters_lock:
             self._waiters[request_id] = waiter
         return waiter

@@ -23,16 +23,39 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import psycopg
 
 from ragdown.storage.backend import GoneHandler, LostHandler, RequestHandler, SyncHandler
-from ragdown.storage.sqlite.store import StoreError
+from ragdown.storage.records import StoreError
 
-if TYPE_CHECKING:
-    from ragdown.storage.postgres.backend import PostgresBackend
+
+@dataclass
+class Waiter:
+    """A forwarded sync this replica waits for: acknowledged, then done (with a report or an error)."""
+
+    acked: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    report: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class RoleHost(Protocol):
+    """What the role and the forwarded syncs take from the backend (`backend.py`'s `RoleHost`)."""
+
+    lock_key: int
+    sync_handler: Callable[[dict[str, Any]], None] | None
+    primary_gone: threading.Event
+
+    def connect(self, **options: Any) -> psycopg.Connection[Any]: ...
+    def notify(self, message: dict[str, Any], conn: psycopg.Connection[Any] | None = None) -> None: ...
+    def expect(self, request_id: str) -> Waiter: ...
+    def forget(self, request_id: str) -> None: ...
+    def wait_listening(self, timeout: float) -> bool: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +75,7 @@ _SERVER_KEEPALIVE = (
 class PgPrimaryLock:
     """The index's advisory lock, held by one session of one process; the primary's write connection."""
 
-    def __init__(self, backend: PostgresBackend, on_lost: LostHandler) -> None:
+    def __init__(self, backend: RoleHost, on_lost: LostHandler) -> None:
         self.backend = backend
         self._on_lost = on_lost
         self._mutex = threading.RLock()  # the connection: a write transaction, a ping, a try
@@ -191,7 +214,7 @@ class PgPrimaryLock:
 class PgPrimaryWatch:
     """A reader's watch: a try at the lock every `POLL_S`, or at once when the primary says goodbye."""
 
-    def __init__(self, backend: PostgresBackend, on_gone: GoneHandler, *, poll_s: float = POLL_S) -> None:
+    def __init__(self, backend: RoleHost, on_gone: GoneHandler, *, poll_s: float = POLL_S) -> None:
         self.backend = backend
         self._on_gone = on_gone
         self._poll_s = poll_s
@@ -232,7 +255,7 @@ class PgPrimaryWatch:
                 self.backend.primary_gone.clear()
 
 
-def forward_sync(backend: PostgresBackend, full: bool) -> dict[str, Any]:
+def forward_sync(backend: RoleHost, full: bool) -> dict[str, Any]:
     """A reader's sync, made by the primary through the database; its report."""
     if not backend.wait_listening(ACK_WAIT_S):
         raise ConnectionError("not listening to the index's database, so no primary can answer")

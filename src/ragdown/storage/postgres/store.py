@@ -27,11 +27,12 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import psycopg
 from psycopg import sql
+from psycopg_pool import ConnectionPool
 
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
@@ -39,7 +40,7 @@ from ragdown.storage.backend import DenseIndex
 from ragdown.storage.filter_sql import POSTGRES, FileFilter, file_filter_clause, skipped_clause
 from ragdown.storage.postgres import hnsw as pghnsw
 from ragdown.storage.postgres import tsvectors as pgsearch
-from ragdown.storage.sqlite.store import (
+from ragdown.storage.records import (
     ChunkRecord,
     FileRecord,
     FileState,
@@ -49,8 +50,31 @@ from ragdown.storage.sqlite.store import (
     rebuild_message,
 )
 
-if TYPE_CHECKING:
-    from ragdown.storage.postgres.backend import PostgresBackend
+
+class WriteRole(Protocol):
+    """The primary's role (`primary.py`'s `PgPrimaryLock`): its session, on which the index is written."""
+
+    def connection(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]: ...
+
+
+class StoreHost(Protocol):
+    """What the store takes from the backend (`backend.py`'s `PostgresBackend`)."""
+
+    schema: str
+    schema_lock_key: int
+    graph_lock_key: int
+    hnsw: pghnsw.HnswSettings
+
+    @property
+    def pool(self) -> ConnectionPool[psycopg.Connection[Any]]: ...
+    @property
+    def role(self) -> WriteRole | None: ...
+    def describe(self) -> str: ...
+    def connect(self, **options: Any) -> psycopg.Connection[Any]: ...
+    def generation(self) -> int: ...
+    def saw_generation(self, value: int) -> None: ...
+    def notify(self, message: dict[str, Any], conn: psycopg.Connection[Any] | None = None) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +170,7 @@ class NotCreatedYet(StoreError):
 class PgStore:
     """`IndexStore` on PostgreSQL: reads through the backend's pool, writes on the primary's lock connection."""
 
-    def __init__(self, backend: PostgresBackend, *, writable: bool) -> None:
+    def __init__(self, backend: StoreHost, *, writable: bool) -> None:
         self.backend = backend
         self.writable = writable
         self._local = threading.local()

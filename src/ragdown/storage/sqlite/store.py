@@ -13,119 +13,41 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragdown.documents.model import Document
 from ragdown.documents.tree import Node
-from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
-from ragdown.storage.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
-from ragdown.storage.lexical import lexical_text
-from ragdown.storage.lexical import signature as lexical_signature
+from ragdown.storage.records import (
+    ChunkRecord,
+    FileRecord,
+    FileState,
+    IndexMeta,
+    PendingFile,
+    StoreError,
+    rebuild_message,
+)
+from ragdown.storage.sqlite.schema import (
+    FTS_INSERT,
+    SCHEMA,
+    TRI_INSERT,
+    connect,
+    drop_if_older,
+    ensure_lexical_fts,
+    has_schema,
+    refill_fts,
+)
 
 if TYPE_CHECKING:
     from ragdown.storage.sqlite.vectors import DenseMatrix
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 4  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
-# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob
 DB_NAME = "index.sqlite"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  path TEXT NOT NULL UNIQUE,
-  folder TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  stat_mtime_ns INTEGER NOT NULL,
-  mtime_ns INTEGER NOT NULL,
-  hash TEXT NOT NULL,
-  title TEXT NOT NULL,
-  description TEXT,
-  created_by TEXT,
-  session TEXT,
-  tags TEXT NOT NULL,
-  aliases TEXT NOT NULL,
-  supersedes TEXT NOT NULL,
-  chunk_count INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
-CREATE TABLE IF NOT EXISTS chunks(
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  file_id INTEGER NOT NULL,
-  idx INTEGER NOT NULL,
-  start_line INTEGER NOT NULL,
-  end_line INTEGER NOT NULL,
-  heading TEXT NOT NULL,
-  breadcrumb TEXT NOT NULL,
-  text TEXT NOT NULL,
-  aliases TEXT NOT NULL,
-  node_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
-CREATE TABLE IF NOT EXISTS trees(file_id INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, tree TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, stat_mtime_ns INTEGER NOT NULL,
-  reason TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_tri USING fts5(
-  breadcrumb, text, aliases, content='chunks', content_rowid='id', tokenize='trigram'
-);
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunks_fts(chunks_fts, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
-    ragdown_lexical(old.breadcrumb), ragdown_lexical(old.text), ragdown_lexical(old.aliases));
-  INSERT INTO chunks_tri(chunks_tri, rowid, breadcrumb, text, aliases) VALUES ('delete', old.id,
-    old.breadcrumb, old.text, old.aliases);
-  DELETE FROM vecs WHERE id = old.id;
-  INSERT INTO deleted_log(chunk_id, at) VALUES (old.id, (julianday('now') - 2440587.5) * 86400.0);
-END;
-"""
-
-# The FTS rows are the chunks' text as BM25 reads it (`lexical.py`: CJK runs as words, bigrams and
-# characters; symbol names joined); `chunks_tri` holds the raw text's trigrams for substring look-ups. The
-# store writes both with each batch of new chunks (`_FTS_INSERT`, `_TRI_INSERT`: one `executemany` each, about
-# twice as fast as an insert trigger firing per row); the delete trigger removes them. An index whose
-# triggers predate either table (or still have the insert trigger), or whose tokens were made by other rules
-# or another segmenter (`lexical.signature()`, kept in `meta` under `lexical`), is given new triggers and
-# re-tokenised FTS tables when a primary opens it: the delete trigger must produce the very tokens the
-# insert did.
-_FTS_INSERT = (
-    "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) VALUES (?, ragdown_lexical(?), ragdown_lexical(?),"
-    " ragdown_lexical(?))"
-)
-_TRI_INSERT = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) VALUES (?, ?, ?, ?)"
-_FTS_RESET = """
-DROP TRIGGER IF EXISTS chunks_ai;
-DROP TRIGGER IF EXISTS chunks_ad;
-DROP TABLE IF EXISTS chunks_fts;
-DROP TABLE IF EXISTS chunks_tri;
-"""
-_FTS_FILL = (
-    "INSERT INTO chunks_fts(rowid, breadcrumb, text, aliases) SELECT id, ragdown_lexical(breadcrumb),"
-    " ragdown_lexical(text), ragdown_lexical(aliases) FROM chunks"
-)
-_TRI_FILL = "INSERT INTO chunks_tri(rowid, breadcrumb, text, aliases) SELECT id, breadcrumb, text, aliases FROM chunks"
-_LEXICAL_KEY = "lexical"
-
-
-def _refill_fts(conn: sqlite3.Connection) -> None:
-    """Both FTS tables emptied and filled again from `chunks` (inside the caller's transaction)."""
-    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
-    conn.execute("INSERT INTO chunks_tri(chunks_tri) VALUES ('delete-all')")
-    conn.execute(_FTS_FILL)
-    conn.execute(_TRI_FILL)
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_LEXICAL_KEY, lexical_signature()))
 
 
 # How long deleted chunk ids are kept for readers' incremental refresh; an older reader reloads in full.
@@ -135,211 +57,9 @@ _DELETED_LOG_KEEP_S = 600.0
 _META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
 
 
-class StoreError(RuntimeError):
-    """The index cannot be used as it is (wrong version, or a reader facing a rebuild)."""
-
-
-@dataclass(frozen=True)
-class IndexMeta:
-    embedder: str
-    dim: int
-    chunker_version: int
-    index_version: int = INDEX_VERSION
-    setext: bool = True  # RAGDOWN_SETEXT: recorded only when off, so an index built before it still matches
-
-    def as_dict(self) -> dict[str, str]:
-        out = {
-            "embedder": self.embedder,
-            "dim": str(self.dim),
-            "chunker_version": str(self.chunker_version),
-            "index_version": str(self.index_version),
-        }
-        if not self.setext:
-            out["setext"] = "false"
-        return out
-
-
-def rebuild_message(where: str, have: Mapping[str, str], want: IndexMeta) -> str:
-    """Why a reader cannot use the index `where` (its meta `have`, this process's `want`): what differs,
-    and what rebuilds it. Only the primary rebuilds, and a reader sees one running: it is the other process
-    (another version of ragdown, or another embedder) that must change, or stop so that one of this kind
-    takes over and rebuilds the index."""
-    if not have:
-        return (
-            f"the index at {where} has not been built yet: the primary (the ragdown process indexing it) "
-            "builds it; restart that process if it does not"
-        )
-    ours = want.as_dict()
-    differs = [
-        key for key in ("embedder", "dim", "chunker_version", "index_version") if have.get(key) != ours[key]
-    ]
-    parts: list[str] = []
-    if "embedder" in differs or "dim" in differs:
-        theirs = f"{have.get('embedder', 'none')} ({have.get('dim', '?')} dimensions)"
-        parts.append(f"the embedder {theirs}, not this process's {want.embedder} ({want.dim} dimensions)")
-    for key, what in (("chunker_version", "chunker version"), ("index_version", "index version")):
-        if key in differs:
-            parts.append(f"{what} {have.get(key, 'none')}, not this version's {ours[key]}")
-    setext = have.get("setext", "true") != ours.get("setext", "true")
-    if setext:
-        parts.append(
-            f"RAGDOWN_SETEXT={have.get('setext', 'true')}, not this process's {ours.get('setext', 'true')}"
-        )
-    versions = "chunker_version" in differs or "index_version" in differs
-    embedders = "embedder" in differs or "dim" in differs
-    if setext and not versions and not embedders:
-        fix = "give every ragdown process on this folder the same RAGDOWN_SETEXT, or restart the primary with it"
-    elif versions and embedders:
-        fix = (
-            f"restart it with this version of ragdown and RAGDOWN_EMBEDDER={want.embedder} and it rebuilds "
-            "the index"
-        )
-    elif versions:
-        fix = (
-            "it is another version of ragdown, still running: restart it with this version and it rebuilds "
-            "the index, or stop it and the next ragdown of this version to take the index over (a reader "
-            "running now, or `ragdown index --full`) rebuilds it"
-        )
-    else:
-        fix = (
-            "give every ragdown process on this folder the same RAGDOWN_EMBEDDER, or restart the primary "
-            f"with {want.embedder} and it rebuilds the index"
-        )
-    return (
-        f"the index at {where} was built with {' and '.join(parts)}: only the primary (the ragdown process "
-        f"indexing it, running now) rebuilds it; {fix}"
-    )
-
-
-class FileState(NamedTuple):
-    """What the index remembers of a file, enough to decide whether it must be read again.
-
-    A tuple, not a dataclass: cheaper to build, and every sync that reads the hashes builds one per file."""
-
-    size: int
-    stat_mtime_ns: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    id: int
-    path: str
-    folder: str
-    size: int
-    mtime_ns: int
-    hash: str
-    title: str
-    description: str | None
-    created_by: str | None
-    session: str | None
-    tags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    supersedes: tuple[str, ...]
-    chunk_count: int
-
-
-@dataclass(frozen=True)
-class ChunkRecord:
-    id: int
-    path: str
-    folder: str
-    idx: int
-    start_line: int
-    end_line: int
-    heading: str
-    breadcrumb: str
-    text: str
-    file: FileRecord
-    node_id: str = ""
-
-    @property
-    def key(self) -> str:
-        """`<path>#<index>@<first 12 hex of the file hash>`: stable while the file is unchanged."""
-        return f"{self.path}#{self.idx}@{self.file.hash[:12]}"
-
-
-@dataclass(frozen=True)
-class PendingFile:
-    """A parsed file ready to be written with its vectors (None when indexing without an embedder)."""
-
-    path: str
-    folder: str
-    size: int
-    stat_mtime_ns: int
-    mtime_ns: int
-    hash: str
-    document: Document
-    vectors: Vectors | None
-    # Chunk index -> the vectors of its further windows, for chunks longer than the embedder reads at once
-    # (`embedders.base.WindowedEmbedder`); `vectors` holds each chunk's first window. A backend that keeps
-    # one vector per chunk may ignore them.
-    windows: Mapping[int, Vectors] | None = None
-
-
 def _tags_column(tags: Iterable[str]) -> str:
     joined = " ".join(tags)
     return f" {joined} " if joined else " "
-
-
-def _connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA busy_timeout=30000")
-    if not readonly:
-        conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-65536")
-    conn.execute("PRAGMA mmap_size=268435456")
-    conn.execute("PRAGMA temp_store=MEMORY")
-    conn.create_function(LEXICAL_SQL_FUNCTION, 1, lexical_text, deterministic=True)
-    return conn
-
-
-def _has_schema(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'files'"
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def _drop_if_older(conn: sqlite3.Connection) -> None:
-    """An index of another `INDEX_VERSION` may have other tables: it is dropped whole (it is derived, and the
-    sync rebuilds it). Nothing is ever migrated."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
-    except sqlite3.OperationalError:
-        return  # a new index
-    if row is None or str(row[0]) == str(INDEX_VERSION):
-        return
-    log.info("the index was built by another version of ragdown (%s): rebuilding it", row[0])
-    names = conn.execute(
-        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%'"
-        " AND name NOT LIKE 'chunks_fts_%'"
-    ).fetchall()
-    for kind, name in sorted(names, key=lambda r: r[0] != "trigger"):
-        conn.execute(f'DROP {"TRIGGER" if kind == "trigger" else "TABLE"} IF EXISTS "{name}"')
-
-
-def _ensure_lexical_fts(conn: sqlite3.Connection) -> None:
-    """Give an index whose FTS tables predate these triggers or these tokens new ones, re-tokenised (once)."""
-    triggers = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
-    made_by = conn.execute("SELECT value FROM meta WHERE key = ?", (_LEXICAL_KEY,)).fetchone()
-    delete = str(triggers.get("chunks_ad", ""))
-    # `chunks_ai` is the insert trigger of earlier versions: left in place it would index every chunk twice.
-    current = LEXICAL_SQL_FUNCTION in delete and "chunks_tri" in delete and "chunks_ai" not in triggers
-    if current and made_by is not None and made_by[0] == lexical_signature():
-        return
-    if conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]:  # a new index has nothing to redo
-        log.info("re-tokenising the full-text index (%s)", lexical_signature())
-    if not current:
-        conn.executescript(_FTS_RESET + _SCHEMA)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _refill_fts(conn)
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 class Store:
@@ -358,10 +78,10 @@ class Store:
         self._cache_lock = threading.Lock()
         self._superseded_cache: tuple[int, dict[str, list[str]]] | None = None
         if writable:
-            self._writer = _connect(self.path)
-            _drop_if_older(self._writer)
-            self._writer.executescript(_SCHEMA)
-            _ensure_lexical_fts(self._writer)
+            self._writer = connect(self.path)
+            drop_if_older(self._writer)
+            self._writer.executescript(SCHEMA)
+            ensure_lexical_fts(self._writer)
             with contextlib.suppress(OSError):  # exotic filesystems keep their own modes
                 self.path.chmod(0o600)
 
@@ -372,8 +92,8 @@ class Store:
         if conn is None:
             if not self.path.exists():
                 raise StoreError(f"no index at {self.path} yet: start the primary to build it")
-            conn = _connect(self.path, readonly=not self.writable)
-            if not self.writable and not _has_schema(conn):  # the primary is still creating it
+            conn = connect(self.path, readonly=not self.writable)
+            if not self.writable and not has_schema(conn):  # the primary is still creating it
                 conn.close()
                 raise StoreError(f"the index at {self.path} is still being created by the primary: try again")
             self._local.conn = conn
@@ -445,7 +165,7 @@ class Store:
             conn.execute("DELETE FROM meta WHERE key NOT IN ('generation', 'lexical')")
             conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(want.items()))
         with self._write() as conn:
-            _refill_fts(conn)
+            refill_fts(conn)
         return True
 
     def check_meta(self, meta: IndexMeta) -> None:
@@ -467,8 +187,8 @@ class Store:
         with self._write() as conn:
             for item in pending:
                 written += self._replace_file(conn, item, text_rows)
-            conn.executemany(_FTS_INSERT, text_rows)
-            conn.executemany(_TRI_INSERT, text_rows)
+            conn.executemany(FTS_INSERT, text_rows)
+            conn.executemany(TRI_INSERT, text_rows)
         return written
 
     def _replace_file(

@@ -12,17 +12,35 @@ scores as its best window (`search`, `cosine`).
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.sqlite.store import Store
 
 _COMPACT_DEAD_SHARE = 0.2
+
+
+class MatrixSource(Protocol):
+    """What the matrix reads from the store (`store.py`'s `Store`, which makes the matrix)."""
+
+    def generation(self) -> int: ...
+    def read_snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]: ...
+    def pruned_through(self, conn: sqlite3.Connection) -> int: ...
+    def max_deleted_seq(self, conn: sqlite3.Connection) -> int: ...
+    def deleted_after(self, conn: sqlite3.Connection, after_seq: int) -> tuple[list[int], int]: ...
+    def vectors_after(
+        self, conn: sqlite3.Connection, after_id: int
+    ) -> Iterator[list[tuple[int, int, bytes]]]: ...
+    def superseded_by(self) -> dict[str, list[str]]: ...
+    def file_ids(self, flt: FileFilter) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +54,7 @@ class _Snapshot:
 
 
 class DenseMatrix:
-    def __init__(self, store: Store, dim: int) -> None:
+    def __init__(self, store: MatrixSource, dim: int) -> None:
         self._store = store
         self.dim = dim
         self._lock = threading.Lock()

@@ -20,7 +20,7 @@ from ragdown.core.paths import is_markdown, shown, split_safe
 from ragdown.documents import decode_text
 from ragdown.history.journal import Journal
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.sqlite.store import FileRecord
+from ragdown.storage.records import FileRecord
 from ragdown.tools.base import Annotations, Args, Failure
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import compact

@@ -13,7 +13,7 @@ from ragdown.core.errors import Refusal
 from ragdown.core.paths import normalise_prefix
 from ragdown.core.times import parse_since
 from ragdown.search.query import words
-from ragdown.storage.sqlite.store import FileRecord
+from ragdown.storage.records import FileRecord
 from ragdown.tools.base import Args
 from ragdown.tools.context import ToolContext
 from ragdown.toolsets.readmedb.base import ms, text_of
