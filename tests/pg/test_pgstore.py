@@ -20,7 +20,7 @@ from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.postgres import store as pgstore
+from ragdown.storage.postgres import retrieval as pgretrieval
 from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.postgres.backend import PostgresBackend
 from ragdown.storage.postgres.primary import PgPrimaryLock
@@ -272,10 +272,10 @@ def test_bm25_ranks_the_same_whichever_passes_it_takes(
     def ranked() -> list[list[tuple[int, float]]]:
         return [store.bm25(q, FileFilter(), 10, (3.0, 1.0, 1.0)) for q in queries]
 
-    monkeypatch.setattr(pgstore, "_FULL_PASS_SHARE", 0.0)  # one pass, every term: the full ranking
+    monkeypatch.setattr(pgretrieval, "_FULL_PASS_SHARE", 0.0)  # one pass, every term: the full ranking
     full = ranked()
-    monkeypatch.setattr(pgstore, "_FULL_PASS_SHARE", 10.0)  # one term more per pass, from the rarest
-    monkeypatch.setattr(pgstore, "_FIRST_PASS_CHUNKS", 1)
+    monkeypatch.setattr(pgretrieval, "_FULL_PASS_SHARE", 10.0)  # one term more per pass, from the rarest
+    monkeypatch.setattr(pgretrieval, "_FIRST_PASS_CHUNKS", 1)
     stepped = ranked()
     for one, other in zip(full, stepped, strict=True):
         assert len(one) == 10
@@ -285,11 +285,11 @@ def test_bm25_ranks_the_same_whichever_passes_it_takes(
 
 def test_bm25_runs_no_pass_that_must_fail() -> None:
     # (document frequencies rarest first, terms taken at least, limit, chunks) -> terms taken
-    assert pgstore._next_pass([3, 100, 900], 1, 32, 1000) == 2  # 3 chunks cannot fill 32 places
-    assert pgstore._next_pass([40, 100, 900], 1, 32, 1000) == 1
-    assert pgstore._next_pass([40, 100, 900], 2, 32, 1000) == 2
-    assert pgstore._next_pass([600, 900, 950], 1, 32, 1000) == 3  # half the index: every term at once
-    assert pgstore._next_pass([3, 5], 1, 32, 1000) == 2
+    assert pgretrieval._next_pass([3, 100, 900], 1, 32, 1000) == 2  # 3 chunks cannot fill 32 places
+    assert pgretrieval._next_pass([40, 100, 900], 1, 32, 1000) == 1
+    assert pgretrieval._next_pass([40, 100, 900], 2, 32, 1000) == 2
+    assert pgretrieval._next_pass([600, 900, 950], 1, 32, 1000) == 3  # half the index: every term at once
+    assert pgretrieval._next_pass([3, 5], 1, 32, 1000) == 2
 
 
 def test_a_database_that_comes_up_later_is_taken_once_it_does(

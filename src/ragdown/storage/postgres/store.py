@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,10 +35,25 @@ from psycopg_pool import ConnectionPool
 
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
-from ragdown.storage.backend import DenseIndex
 from ragdown.storage.filter_sql import POSTGRES, FileFilter, file_filter_clause, skipped_clause
 from ragdown.storage.postgres import hnsw as pghnsw
 from ragdown.storage.postgres import tsvectors as pgsearch
+from ragdown.storage.postgres.retrieval import PgRetrieval
+from ragdown.storage.postgres.schema import (
+    FILE_COLS,
+    INDEX_TABLES,
+    KEEP_META,
+    META_KEYS,
+    PG_SCHEMA,
+    SCHEMA,
+    add_stats,
+    delete_chunks,
+    has_vecs,
+    record,
+    tags_column,
+    text_columns,
+    vector_type,
+)
 from ragdown.storage.records import (
     ChunkRecord,
     FileRecord,
@@ -78,96 +92,12 @@ class StoreHost(Protocol):
 
 log = logging.getLogger(__name__)
 
-PG_SCHEMA = 1
-MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
-MAX_HALFVEC_DIM = 4000
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-
-_INDEX_TABLES = ("vecs", "chunks", "trees", "files", "skipped", "meta")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS files(
-  id bigserial PRIMARY KEY,
-  path text COLLATE "C" NOT NULL UNIQUE,
-  folder text COLLATE "C" NOT NULL,
-  size bigint NOT NULL,
-  stat_mtime_ns bigint NOT NULL,
-  mtime_ns bigint NOT NULL,
-  hash text NOT NULL,
-  title text NOT NULL,
-  description text,
-  created_by text,
-  session text,
-  tags text NOT NULL,
-  aliases text NOT NULL,
-  supersedes text NOT NULL,
-  chunk_count integer NOT NULL
-);
-CREATE INDEX IF NOT EXISTS files_folder ON files(folder);
-CREATE TABLE IF NOT EXISTS chunks(
-  id bigserial PRIMARY KEY,
-  file_id bigint NOT NULL,
-  idx integer NOT NULL,
-  start_line integer NOT NULL,
-  end_line integer NOT NULL,
-  heading text NOT NULL,
-  breadcrumb text NOT NULL,
-  text text NOT NULL,
-  aliases text NOT NULL,
-  node_id text NOT NULL,
-  ntok integer NOT NULL,
-  tsv tsvector NOT NULL,
-  tri tsvector NOT NULL,
-  fold text NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
-CREATE INDEX IF NOT EXISTS chunks_tsv ON chunks USING gin(tsv);
-CREATE INDEX IF NOT EXISTS chunks_tri ON chunks USING gin(tri);
-CREATE TABLE IF NOT EXISTS trees(file_id bigint PRIMARY KEY, tokens integer NOT NULL, tree text NOT NULL);
-CREATE TABLE IF NOT EXISTS skipped(
-  path text COLLATE "C" PRIMARY KEY, size bigint NOT NULL, stat_mtime_ns bigint NOT NULL, reason text NOT NULL
-);
-"""
-
-_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
-_KEEP_META = ("generation", "pg_schema", "lexical")
-_FILE_COLS = (
-    "f.id, f.path, f.folder, f.size, f.mtime_ns, f.hash, f.title, f.description, f.created_by, f.session,"
-    " f.tags, f.aliases, f.supersedes, f.chunk_count"
-)
-
-
-def _record(row: Sequence[Any]) -> FileRecord:
-    return FileRecord(
-        id=int(row[0]),
-        path=str(row[1]),
-        folder=str(row[2]),
-        size=int(row[3]),
-        mtime_ns=int(row[4]),
-        hash=str(row[5]),
-        title=str(row[6]),
-        description=row[7],
-        created_by=row[8] or None,
-        session=row[9] or None,
-        tags=tuple(str(row[10]).split()),
-        aliases=tuple(json.loads(row[11])),
-        supersedes=tuple(json.loads(row[12])),
-        chunk_count=int(row[13]),
-    )
-
-
-def _tags_column(tags: Iterable[str]) -> str:
-    joined = " ".join(tags)
-    return f" {joined} " if joined else " "
-
 
 class NotCreatedYet(StoreError):
     """The index's tables are not there yet: the primary is creating them."""
 
 
-class PgStore:
+class PgStore(PgRetrieval):
     """`IndexStore` on PostgreSQL: reads through the backend's pool, writes on the primary's lock connection."""
 
     def __init__(self, backend: StoreHost, *, writable: bool) -> None:
@@ -250,9 +180,9 @@ class PgStore:
                 version = row[0] if row else None
             if exists and version != str(PG_SCHEMA):
                 log.info("the index was built by another version of ragdown (%s): rebuilding it", version)
-                for table in _INDEX_TABLES:
+                for table in INDEX_TABLES:
                     conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
-            conn.execute(_SCHEMA)
+            conn.execute(SCHEMA)
             for key, value in (
                 ("pg_schema", str(PG_SCHEMA)),
                 ("generation", "0"),
@@ -283,14 +213,14 @@ class PgStore:
             with self._write() as conn:
                 delta = 0
                 for cid, breadcrumb, text, aliases in rows:
-                    tsv, ntok, tri, folded = _text_columns(breadcrumb, text, aliases)
+                    tsv, ntok, tri, folded = text_columns(breadcrumb, text, aliases)
                     old = conn.execute(
                         "UPDATE chunks c SET tsv = %s::tsvector, tri = %s::tsvector, fold = %s, ntok = %s"
                         " FROM (SELECT ntok FROM chunks WHERE id = %s) o WHERE c.id = %s RETURNING o.ntok",
                         (tsv, tri, folded, ntok, cid, cid),
                     ).fetchone()
                     delta += ntok - (int(old[0]) if old else 0)
-                _add_stats(conn, 0, delta)
+                add_stats(conn, 0, delta)
             last = int(rows[-1][0])
         with self._write() as conn:
             conn.execute("UPDATE meta SET value = %s WHERE key = 'lexical'", (pgsearch.signature(),))
@@ -305,7 +235,7 @@ class PgStore:
             rows = self._rows("SELECT key, value FROM meta")
         except NotCreatedYet:  # an unreachable database is said as such, not as an empty index
             return {}
-        return {str(k): str(v) for k, v in rows if k in _META_KEYS}
+        return {str(k): str(v) for k, v in rows if k in META_KEYS}
 
     def ensure_meta(self, meta: IndexMeta) -> bool:
         """Primary: make the index match `meta`, emptying it on a mismatch. True when rebuilt."""
@@ -325,7 +255,7 @@ class PgStore:
             conn.execute("TRUNCATE chunks, trees, files, skipped")
             conn.execute("DROP TABLE IF EXISTS vecs")
             if meta.dim > 0:
-                kind, ops = _vector_type(meta.dim)
+                kind, ops = vector_type(meta.dim)
                 conn.execute(
                     sql.SQL(
                         "CREATE TABLE vecs(id bigint PRIMARY KEY, file_id bigint NOT NULL, emb {} NOT NULL)"
@@ -334,7 +264,7 @@ class PgStore:
                 conn.execute("CREATE INDEX vecs_file ON vecs(file_id)")
                 if ops:
                     conn.execute(pghnsw.create_sql(pghnsw.INDEX, ops, self.backend.hnsw))
-            conn.execute("DELETE FROM meta WHERE NOT (key = ANY(%s))", (list(_KEEP_META),))
+            conn.execute("DELETE FROM meta WHERE NOT (key = ANY(%s))", (list(KEEP_META),))
             conn.cursor().executemany(
                 "INSERT INTO meta(key, value) VALUES (%s, %s)",
                 [*sorted(want.items()), ("chunks", "0"), ("tokens", "0")],
@@ -357,7 +287,7 @@ class PgStore:
         after is cheaper, and built after the sync where it is missing or built otherwise (`pghnsw`), the
         build told to `step` (the sync's progress)."""
         dim = int(self.read_meta().get("dim") or 0)
-        ops = _vector_type(dim)[1] if dim > 0 else None  # None: no graph (no vectors, too many dimensions)
+        ops = vector_type(dim)[1] if dim > 0 else None  # None: no graph (no vectors, too many dimensions)
         if ops is not None and files >= pghnsw.BULK_MIN_FILES:
             indexed = int(self._rows("SELECT count(*) FROM files")[0][0])
             if pghnsw.worth_dropping(files, indexed):
@@ -367,7 +297,7 @@ class PgStore:
         if ops is None:
             return
         with self._read() as conn:
-            if not _has_vecs(conn):
+            if not has_vecs(conn):
                 return
             have = pghnsw.built_with(conn, self.backend.schema)
         if have == self.backend.hnsw.build() or time.monotonic() < self._graph_retry_at:
@@ -416,7 +346,7 @@ class PgStore:
                         pgsearch.clean(meta.description) if meta.description is not None else None,
                         meta.created_by,
                         meta.session,
-                        pgsearch.clean(_tags_column(meta.tags)),
+                        pgsearch.clean(tags_column(meta.tags)),
                         pgsearch.clean(json.dumps(list(meta.aliases), ensure_ascii=False)),
                         pgsearch.clean(json.dumps(list(meta.supersedes), ensure_ascii=False)),
                         len(item.document.chunks),
@@ -424,7 +354,7 @@ class PgStore:
                 ).fetchone()
                 assert row is not None
                 file_ids.append(int(row[0]))
-            _delete_chunks(conn, file_ids)
+            delete_chunks(conn, file_ids)
             conn.execute("DELETE FROM skipped WHERE path = ANY(%s)", ([p.path for p in pending],))
             trees = [
                 (
@@ -448,7 +378,7 @@ class PgStore:
                 alias_text = " ".join(doc.meta.aliases)
                 for i, chunk in enumerate(doc.chunks):
                     aliases = alias_text if i == 0 else ""
-                    tsv, ntok, tri, folded = _text_columns(chunk.breadcrumb, chunk.text, aliases)
+                    tsv, ntok, tri, folded = text_columns(chunk.breadcrumb, chunk.text, aliases)
                     tokens += ntok
                     values = (
                         fid,
@@ -471,7 +401,7 @@ class PgStore:
                     if item.vectors is not None:
                         vectors.append(np.ascontiguousarray(item.vectors[i], dtype=np.float32))
             if not columns[0]:
-                _add_stats(conn, 0, 0)
+                add_stats(conn, 0, 0)
                 return 0
             rows = conn.execute(
                 "INSERT INTO chunks(file_id, idx, start_line, end_line, heading, breadcrumb, text, aliases, node_id,"
@@ -480,7 +410,7 @@ class PgStore:
                 " %s::tsvector[], %s::text[]) RETURNING id, file_id, idx",
                 columns,
             ).fetchall()
-            _add_stats(conn, len(rows), tokens)
+            add_stats(conn, len(rows), tokens)
             if vectors:
                 ids = {(int(f), int(i)): int(c) for c, f, i in rows}
                 owners = [(fid, idx) for fid, idx, has in vector_owners if has]
@@ -506,20 +436,20 @@ class PgStore:
                 int(r[0])
                 for r in conn.execute("DELETE FROM files WHERE path = ANY(%s) RETURNING id", (wanted,))
             ]
-            _delete_chunks(conn, ids)
+            delete_chunks(conn, ids)
         return len(ids)
 
     def clear(self) -> None:
         with self._write() as conn:
             conn.execute("TRUNCATE chunks, trees, files, skipped")
-            if _has_vecs(conn):
+            if has_vecs(conn):
                 conn.execute("TRUNCATE vecs")
             conn.execute("UPDATE meta SET value = '0' WHERE key IN ('chunks', 'tokens')")
 
     def mark_skipped(self, path: str, size: int, stat_mtime_ns: int, reason: str) -> None:
         with self._write() as conn:
             ids = [int(r[0]) for r in conn.execute("DELETE FROM files WHERE path = %s RETURNING id", (path,))]
-            _delete_chunks(conn, ids)
+            delete_chunks(conn, ids)
             conn.execute(
                 "INSERT INTO skipped(path, size, stat_mtime_ns, reason) VALUES (%s, %s, %s, %s) ON CONFLICT (path)"
                 " DO UPDATE SET size = excluded.size, stat_mtime_ns = excluded.stat_mtime_ns, reason = excluded.reason",
@@ -566,25 +496,25 @@ class PgStore:
         return {str(f): (int(n), int(c)) for f, n, c in rows}
 
     def get_file(self, path: str) -> FileRecord | None:
-        rows = self._rows(f"SELECT {_FILE_COLS} FROM files f WHERE f.path = %s", (path,))
-        return _record(rows[0]) if rows else None
+        rows = self._rows(f"SELECT {FILE_COLS} FROM files f WHERE f.path = %s", (path,))
+        return record(rows[0]) if rows else None
 
     def list_files(
         self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
     ) -> list[FileRecord]:
         where, params = self.file_filter_sql(flt)
         order = "f.mtime_ns DESC, f.path" if sort == "recent" else "f.path"
-        query = f"SELECT {_FILE_COLS} FROM files f WHERE {where} ORDER BY {order}"
+        query = f"SELECT {FILE_COLS} FROM files f WHERE {where} ORDER BY {order}"
         if limit is not None:
             query += f" LIMIT {int(limit)}"
-        return [_record(r) for r in self._rows(query, params)]
+        return [record(r) for r in self._rows(query, params)]
 
     def count_files(self, flt: FileFilter) -> int:
         where, params = self.file_filter_sql(flt)
         return int(self._rows(f"SELECT count(*) FROM files f WHERE {where}", params)[0][0])
 
     def all_files(self) -> list[FileRecord]:
-        return [_record(r) for r in self._rows(f"SELECT {_FILE_COLS} FROM files f")]
+        return [record(r) for r in self._rows(f"SELECT {FILE_COLS} FROM files f")]
 
     def superseded_by(self) -> dict[str, list[str]]:
         gen = self.generation()
@@ -626,13 +556,13 @@ class PgStore:
         if not ids:
             return {}
         rows = self._rows(
-            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {_FILE_COLS}"
+            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {FILE_COLS}"
             " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
             ([int(i) for i in ids],),
         )
         out: dict[int, ChunkRecord] = {}
         for row in rows:
-            file = _record(row[8:])
+            file = record(row[8:])
             out[int(row[0])] = ChunkRecord(
                 id=int(row[0]),
                 path=file.path,
@@ -672,266 +602,3 @@ class PgStore:
         where, params = self.file_filter_sql(flt)
         rows = self._rows(f"SELECT f.path, f.chunk_count FROM files f WHERE {where} ORDER BY f.path", params)
         return [(str(p), int(c)) for p, c in rows]
-
-    # -- retrieval -----------------------------------------------------------------------------------
-
-    def _stats(self) -> tuple[float, float]:
-        """(chunks, mean tokens per chunk), for BM25's IDF and length normalisation."""
-        gen = self.generation()
-        with self._cache_lock:
-            cached = self._stats_cache
-            if cached is not None and cached[0] == gen:
-                return cached[1], cached[2]
-        values = dict(self._rows("SELECT key, value FROM meta WHERE key IN ('chunks', 'tokens')"))
-        n = float(values.get("chunks", 0) or 0)
-        avg = float(values.get("tokens", 0) or 0) / n if n else 1.0
-        with self._cache_lock:
-            self._stats_cache = (gen, n, max(avg, 1.0))
-        return n, max(avg, 1.0)
-
-    def bm25(
-        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
-    ) -> list[tuple[int, float]]:
-        """BM25 over the words (`pgsearch.py`): the same terms, IDF and length normalisation as FTS5.
-
-        Scored MaxScore-style, so a common word does not make PostgreSQL rank most of the index: the terms
-        are taken rarest first, and only the chunks holding one of those taken are scored (by every term);
-        once the last of the `limit` best scores reaches the most the other terms could give a chunk that
-        holds none of them (each term's IDF × (k1 + 1)), the ranking is the full one. `_next_pass` picks
-        the terms of each pass: that changes how many passes run, never the ranking."""
-        queries = list(dict.fromkeys(q for t in pgsearch.match_terms(match) if (q := pgsearch.term_query(t))))
-        if not queries:
-            return []
-        n, avg = self._stats()
-        dfs = self._document_frequencies(queries)
-        idf = {q: max(math.log(max(n - dfs[q] + 0.5, 1e-9) / (dfs[q] + 0.5)), 1e-6) for q in queries}
-        ranked = sorted((q for q in queries if dfs[q] > 0), key=lambda q: -idf[q])
-        if not ranked:
-            return []
-        top = max(max(weights), 1e-6)
-        rank_weights = [max(w / top, 1e-3) for w in (weights[1], 0.001, weights[2], weights[0])]  # D C B A
-        narrow, narrow_params = self._narrowing(flt, "c.file_id")
-        # One row per candidate chunk, its score summed over the terms it holds (each term's weighted
-        # frequency computed once: `OFFSET 0` keeps the planner from inlining it twice), kept in a top-N
-        # heap: no join of chunks × terms to sort and group (at 30,000 candidates that sort spilled ~50 MB
-        # to disk; `bench/pg_tail.py`, docs/benchmarks.md section 14).
-        query = (
-            "SELECT c.id, s.score FROM chunks c CROSS JOIN LATERAL"
-            " (SELECT sum(q.idf * r.x * %s / (r.x + %s * (1 - %s + %s * c.ntok / %s))) AS score"
-            " FROM unnest(%s::tsquery[], %s::float8[]) AS q(query, idf)"
-            " CROSS JOIN LATERAL (SELECT ts_rank_cd(%s::float4[], c.tsv, q.query) * %s AS x OFFSET 0) r"
-            " WHERE c.tsv @@ q.query) s"
-            f" WHERE c.tsv @@ %s::tsquery{narrow} ORDER BY s.score DESC, c.id LIMIT %s"
-        )
-        bound = [idf[q] * (BM25_K1 + 1) * top for q in ranked]
-        dfs_ranked = [dfs[q] for q in ranked]
-        taken = _next_pass(dfs_ranked, max(1, _rare_prefix(dfs_ranked)), limit, n)
-        while True:
-            params = [
-                BM25_K1 + 1,
-                BM25_K1,
-                BM25_B,
-                BM25_B,
-                avg,
-                ranked,
-                [idf[q] for q in ranked],
-                rank_weights,
-                top,
-                " | ".join(f"({q})" for q in ranked[:taken]),
-                *narrow_params,
-                int(limit),
-            ]
-            rows = [(int(cid), float(score)) for cid, score in self._rows(query, params)]
-            rest = sum(bound[taken:])
-            if taken == len(ranked) or (len(rows) >= limit and rows[-1][1] >= rest):
-                return rows
-            taken = _next_pass(dfs_ranked, taken + 1, limit, n)
-
-    def _document_frequencies(self, queries: list[str]) -> dict[str, int]:
-        """How many chunks hold each term (BM25's document frequency), cached per generation."""
-        gen = self.generation()
-        with self._cache_lock:
-            if self._df_cache[0] != gen:
-                self._df_cache = (gen, {})
-            cache = self._df_cache[1]
-            missing = [q for q in queries if q not in cache]
-        if missing:
-            rows = self._rows(
-                "SELECT t.query::text, (SELECT count(*) FROM chunks c WHERE c.tsv @@ t.query)"
-                " FROM unnest(%s::tsquery[]) AS t(query)",
-                (missing,),
-            )
-            found = dict(zip(missing, (int(count) for _, count in rows), strict=True))
-            with self._cache_lock:
-                if self._df_cache[0] == gen:
-                    if len(cache) > 50_000:
-                        cache.clear()
-                    cache.update(found)
-        else:
-            found = {}
-        return {q: cache.get(q, found.get(q, 0)) for q in queries}
-
-    def substrings(
-        self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
-    ) -> list[tuple[int, float]]:
-        """The chunks holding the substrings (trigram GIN, then confirmed in the folded text), scored by
-        each substring's IDF times the weights of the parts that hold it."""
-        found = [q for t in pgsearch.match_terms(match) if (q := pgsearch.substring_query(t))]
-        found = list(dict.fromkeys(found))
-        if not found:
-            return []
-        n, _ = self._stats()
-        narrow, narrow_params = self._narrowing(flt, "h.file_id")
-        sep = pgsearch.FOLD_SEPARATOR
-        query = (
-            "WITH q AS (SELECT t.query, t.needle, t.i FROM unnest(%s::tsquery[], %s::text[]) WITH ORDINALITY"
-            " AS t(query, needle, i)),"
-            " m AS MATERIALIZED (SELECT c.id, c.file_id, c.fold, c.tri FROM chunks c WHERE c.tri @@ %s::tsquery),"
-            " h AS (SELECT m.id, m.file_id, q.i,"
-            " (CASE WHEN strpos(split_part(m.fold, %s, 1), q.needle) > 0 THEN %s ELSE 0 END"
-            " + CASE WHEN strpos(split_part(m.fold, %s, 2), q.needle) > 0 THEN %s ELSE 0 END"
-            " + CASE WHEN strpos(split_part(m.fold, %s, 3), q.needle) > 0 THEN %s ELSE 0 END) AS w"
-            " FROM m JOIN q ON m.tri @@ q.query AND strpos(m.fold, q.needle) > 0),"
-            " d AS (SELECT q.i, greatest(ln(greatest(%s - count(h.id) + 0.5, 1e-9) / (count(h.id) + 0.5)), 1e-6)"
-            " AS idf FROM q LEFT JOIN h ON h.i = q.i GROUP BY q.i)"
-            " SELECT h.id, sum(d.idf * h.w) AS score FROM h JOIN d ON d.i = h.i"
-            f" WHERE h.w > 0{narrow} GROUP BY h.id ORDER BY score DESC, h.id LIMIT %s"
-        )
-        params = [
-            [q for q, _ in found],
-            [needle for _, needle in found],
-            " | ".join(f"({q})" for q, _ in found),
-            sep,
-            float(weights[0]),
-            sep,
-            float(weights[1]),
-            sep,
-            float(weights[2]),
-            n,
-            *narrow_params,
-            int(limit),
-        ]
-        return [(int(cid), float(score)) for cid, score in self._rows(query, params)]
-
-    def dense_index(self, dim: int) -> DenseIndex:
-        return PgDense(self, dim)
-
-
-# The rarest terms scored first, until they hold this many chunks together (then one more at a time).
-_FIRST_PASS_CHUNKS = 20_000
-
-
-def _rare_prefix(dfs: list[int]) -> int:
-    """How many of the terms (rarest first) the first pass of `bm25` takes."""
-    total = 0
-    for i, df in enumerate(dfs):
-        total += df
-        if total > _FIRST_PASS_CHUNKS:
-            return max(1, i)
-    return len(dfs)
-
-
-# A pass that scores this share of the index scores it all: the remaining terms are then taken at once.
-_FULL_PASS_SHARE = 0.5
-
-
-def _next_pass(dfs: list[int], taken: int, limit: int, n: float) -> int:
-    """How many terms (rarest first) a pass of `bm25` takes, at least `taken`.
-
-    Which terms a pass takes never changes the ranking (a pass returns only once it is the full one), only
-    how many passes it takes: none is run that must fail (the chunks of its terms, at most the sum of their
-    document frequencies, cannot fill the `limit`), and once a pass scores half the index, it takes every
-    term (a common word's pass costs about what the full ranking does, and would be followed by others)."""
-    taken = min(taken, len(dfs))
-    while taken < len(dfs) and sum(dfs[:taken]) < limit:
-        taken += 1
-    if sum(dfs[:taken]) >= _FULL_PASS_SHARE * n:
-        return len(dfs)
-    return taken
-
-
-def _text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:
-    """A chunk's `tsv`, token count, `tri` and `fold` (`pgsearch.py`)."""
-    crumb_t, text_t, alias_t = pgsearch.lexical_tokens(breadcrumb, text, aliases)
-    tsv, ntok = pgsearch.tsvector_literal(((crumb_t, "A"), (text_t, "D"), (alias_t, "B")))
-    parts = [pgsearch.clean(pgsearch.fold(p)) for p in (breadcrumb, text, aliases)]
-    return tsv, ntok, pgsearch.trigram_literal(parts), pgsearch.FOLD_SEPARATOR.join(parts)
-
-
-def _delete_chunks(conn: psycopg.Connection[Any], file_ids: list[int]) -> None:
-    """Every chunk, vector and tree of these files; the token statistics follow."""
-    if not file_ids:
-        return
-    if _has_vecs(conn):
-        conn.execute("DELETE FROM vecs WHERE file_id = ANY(%s)", (file_ids,))
-    conn.execute("DELETE FROM trees WHERE file_id = ANY(%s)", (file_ids,))
-    row = conn.execute(
-        "WITH d AS (DELETE FROM chunks WHERE file_id = ANY(%s) RETURNING ntok) SELECT count(*), coalesce(sum(ntok), 0) FROM d",
-        (file_ids,),
-    ).fetchone()
-    if row and row[0]:
-        _add_stats(conn, -int(row[0]), -int(row[1]))
-
-
-def _add_stats(conn: psycopg.Connection[Any], chunks: int, tokens: int) -> None:
-    if chunks or tokens:
-        conn.execute(
-            "UPDATE meta SET value = (value::bigint + CASE key WHEN 'chunks' THEN %s ELSE %s END)::text"
-            " WHERE key IN ('chunks', 'tokens')",
-            (chunks, tokens),
-        )
-
-
-def _has_vecs(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT to_regclass('vecs')").fetchone()
-    return bool(row and row[0] is not None)
-
-
-def _vector_type(dim: int) -> tuple[str, str | None]:
-    """The column type for `dim` dimensions and its HNSW operator class (None: too many to index)."""
-    if dim <= MAX_VECTOR_DIM:
-        return f"vector({int(dim)})", "vector_cosine_ops"
-    if dim <= MAX_HALFVEC_DIM:
-        return f"halfvec({int(dim)})", "halfvec_cosine_ops"
-    return f"vector({int(dim)})", None
-
-
-class PgDense:
-    """Dense search on pgvector: HNSW (cosine) with iterative scans under a filter; exact cosines by id."""
-
-    def __init__(self, store: PgStore, dim: int) -> None:
-        self.store = store
-        self.dim = dim
-        kind, _ = _vector_type(dim)
-        self._cast = "::halfvec" if kind.startswith("halfvec") else ""
-
-    def search(self, query: Vectors, k: int, flt: FileFilter | None = None) -> list[tuple[int, float]]:
-        if k <= 0:
-            return []
-        narrow, params = self.store._narrowing(flt, "v.file_id")
-        vec = np.ascontiguousarray(query, dtype=np.float32)
-        try:
-            rows = self.store._rows(
-                f"SELECT v.id, 1 - (v.emb <=> %s{self._cast}) AS cos FROM vecs v WHERE TRUE{narrow}"
-                f" ORDER BY v.emb <=> %s{self._cast} LIMIT %s",
-                [vec, *params, vec, int(k)],
-            )
-        except StoreError:
-            return []
-        except psycopg.errors.UndefinedTable:
-            return []
-        # The iterative scan returns nearly in order: exactly in order from here (ties by id, as numpy's).
-        return sorted(((int(cid), float(cos)) for cid, cos in rows), key=lambda r: (-r[1], r[0]))
-
-    def cosine(self, query: Vectors, chunk_ids: list[int]) -> dict[int, float]:
-        if not chunk_ids:
-            return {}
-        vec = np.ascontiguousarray(query, dtype=np.float32)
-        try:
-            rows = self.store._rows(
-                f"SELECT id, 1 - (emb <=> %s{self._cast}) FROM vecs WHERE id = ANY(%s)",
-                (vec, [int(i) for i in chunk_ids]),
-            )
-        except (StoreError, psycopg.errors.UndefinedTable):
-            return {}
-        return {int(cid): float(cos) for cid, cos in rows}
