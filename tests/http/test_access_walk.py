@@ -26,8 +26,8 @@ import pytest
 from ragdown import toolsets
 from ragdown.access.keys import KeyStore
 from ragdown.http import app as app_module
-from ragdown.http import rest
 from ragdown.http.oauth import routes as oauth
+from ragdown.http.rest import routes as rest
 from ragdown.tools.catalog import ROOT_TOOLS
 from tests.conftest import start_serve, write
 from tests.http.conftest import TOKEN, Server, _server_env

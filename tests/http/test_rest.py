@@ -14,8 +14,8 @@ import pytest
 from ragdown.access.keys import KeyStore
 from ragdown.cli.client import commands as client_commands
 from ragdown.cli.client.remote import Remote, Target
-from ragdown.http import rest
 from ragdown.http.openapi import document
+from ragdown.http.rest import routes as rest
 from tests.conftest import pile, write
 from tests.http.conftest import Server, StartServer
 

@@ -45,10 +45,11 @@ from ragdown.core.paths import is_text
 from ragdown.engine.engine import NotReady
 from ragdown.engine.runtime import Runtime
 from ragdown.http import api as routes
-from ragdown.http import keyroutes, openapi, rest
+from ragdown.http import keyroutes, openapi
 from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED, error, refused, rpc_refused
 from ragdown.http.oauth.routes import OAuth
 from ragdown.http.ratelimit import RateLimiter
+from ragdown.http.rest import routes as rest
 from ragdown.http.security import Guard, bearer
 from ragdown.mcpserver.server import build_server
 from ragdown.storage.records import StoreError

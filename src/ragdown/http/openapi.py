@@ -20,7 +20,9 @@ from starlette.responses import Response
 from ragdown import __version__
 from ragdown.http.api import Api
 from ragdown.http.errors import ok
-from ragdown.http.rest import ENDPOINTS, Endpoint, ErrorAnswer
+from ragdown.http.rest.endpoint import Endpoint
+from ragdown.http.rest.models import ErrorAnswer
+from ragdown.http.rest.routes import ENDPOINTS
 
 OPENAPI = "3.1.0"
 REF = "#/components/schemas/{model}"

@@ -1,0 +1,263 @@
+"""What the REST routes take and give: the answer models (what every answer is dumped through and
+`http/openapi.py` documents) and the argument models the tools' own models do not cover."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragdown.tools.base import Args
+from ragdown.toolsets.readmedb.files import ListArgs, PatchArgs
+
+PATH_MAX_CHARS = 1024
+
+
+class Answer(BaseModel):
+    """Base of every answer model: what `openapi.py` documents is exactly what is sent."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class ErrorAnswer(Answer):
+    error: str = Field(description="What went wrong, in words.")
+    code: str | None = Field(
+        None,
+        description="A tag a program can test, on every error: the refusal's kind (`invalid`, `forbidden`, "
+        "`not_found`, `conflict`, `too_large`, `over_quota`, `unavailable`, `internal`), a narrower code "
+        "(`changed`: base_hash is stale; `RATE_LIMIT_EXCEEDED`), or the dispatch's (`unauthorized`, "
+        "`no_route`, `method_not_allowed`, `misdirected`).",
+    )
+
+
+class WhoAnswer(Answer):
+    who: str = Field(description="`admin`, `key:<name>`, `oauth:<client>`, or `open` (no token configured).")
+    role: Literal["read", "write", "admin"]
+    folders: list[str] | None = Field(description="The folders this caller sees; null: every folder.")
+    key_id: str | None = None
+
+
+class FolderEntry(Answer):
+    name: str
+    title: str
+    files: int
+    writable: bool = Field(description="Whether this caller may change documents in it.")
+
+
+class FoldersAnswer(Answer):
+    folders: list[FolderEntry]
+
+
+class FileEntry(Answer):
+    name: str = Field(description="The document's path inside the folder.")
+    sizeBytes: int
+    createdAt: int = Field(description="Unix milliseconds: the first recorded version, else updatedAt.")
+    updatedAt: int = Field(description="Unix milliseconds: when the content last changed.")
+    preview: str | None = None
+
+
+class FilesAnswer(Answer):
+    files: list[FileEntry]
+    limit: int
+    offset: int
+    returned: int
+    total: int = Field(description="Documents matching, before limit and offset.")
+
+
+class FileAnswer(Answer):
+    name: str
+    content: str
+    hash: str = Field(description="SHA-256 of the file's bytes: pass it as base_hash to change this version.")
+    sizeBytes: int
+    createdAt: int
+    updatedAt: int
+    totalLines: int
+    partial: bool
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+class QuotaAnswer(Answer):
+    """The folder's usage against its quota (`quota.py`), in a write's answer when it has one."""
+
+    files: int
+    bytes: int
+    max_files: int | None = None
+    max_bytes: int | None = None
+    max_file_bytes: int | None = None
+    text: str = Field(description='In words: "13/50 files, 0.05/5 MB".')
+
+
+class WriteAnswer(Answer):
+    ok: Literal[True] = True
+    name: str
+    hash: str = Field(description="SHA-256 of what is on disk now.")
+    sizeBytes: int
+    created: bool
+    replaced: int | None = Field(None, description="patch and edit: how many passages were replaced.")
+    warnings: list[str] = Field(description="Advisory lints of what was written; the write was made.")
+    notes: list[str] = Field(description="What the write's follow-ups said (an index.md left alone).")
+    quota: QuotaAnswer | None = Field(None, description="Left out (null) when the folder has no quota.")
+
+
+class DeleteAnswer(Answer):
+    ok: Literal[True] = True
+    name: str
+    trash: bool = Field(description="Whether the history keeps it (restore brings it back).")
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
+
+
+class MoveAnswer(Answer):
+    ok: Literal[True] = True
+    from_: str = Field(alias="from")
+    to: str
+    updated: list[str] = Field(description="Documents whose links to it were rewritten.")
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
+
+
+class RestoreAnswer(Answer):
+    ok: Literal[True] = True
+    name: str
+    version: int
+    new_version: int | None
+    hash: str
+    sizeBytes: int
+    notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
+
+
+class Hit(Answer):
+    """One hit as `ragdown_recall`'s JSON gives it."""
+
+    path: str
+    title: str
+    heading: str
+    line_start: int
+    line_end: int
+    similarity: float | None
+    score: float
+    sources: list[str]
+    tags: list[str]
+    modified: str
+    created_by: str | None = None
+    text: str
+    node_id: str | None
+
+
+class SearchAnswer(Answer):
+    hits: list[Hit]
+
+
+class VersionEntry(Answer):
+    version: int
+    at: str
+    size: int
+    lines: int
+    who: str
+    event: str
+    hash: str
+    session: str | None = None
+
+
+class HistoryAnswer(Answer):
+    """`ragdown_history`'s JSON."""
+
+    path: str
+    deleted: bool
+    versions: list[VersionEntry]
+
+
+class TrashEntryAnswer(Answer):
+    path: str
+    deleted_at: str
+    last: VersionEntry = Field(description="Its last version: what a restore of it brings back.")
+
+
+class TrashAnswer(Answer):
+    enabled: bool = Field(description="False when the version history is off: a delete keeps nothing.")
+    trash: list[TrashEntryAnswer] = Field(description="Deleted documents, most recently deleted first.")
+
+
+class VersionAnswer(VersionEntry):
+    name: str
+    content: str
+
+
+class DiffAnswer(Answer):
+    name: str
+    from_: int = Field(alias="from")
+    to: int | None
+    diff: str
+
+
+class OutlineNode(Answer):
+    id: str
+    kind: str
+    title: str
+    level: int
+    lines: list[int]
+    own_end: int
+    own_tokens: int
+    tokens: int
+    key_items: list[str] | None = None
+    children: list[OutlineNode] | None = None
+
+
+class TreeAnswer(Answer):
+    name: str
+    tree: OutlineNode
+
+
+class OutlineAnswer(Answer):
+    text: str = Field(description="`ragdown_outline`'s answer.")
+
+
+class Named(Args):
+    name: Annotated[str, Field(min_length=1, max_length=PATH_MAX_CHARS)]
+
+
+class FolderArgs(Args):
+    pass
+
+
+class ListFilesArgs(ListArgs):
+    """readmedb's `list_files`, and a subfolder to list."""
+
+    prefix: Annotated[
+        str | None, Field(max_length=PATH_MAX_CHARS, description="Only documents under this subfolder.")
+    ] = None
+
+
+class CreateArgs(Named):
+    content: str
+
+
+class PutArgs(Named):
+    content: str
+    base_hash: Annotated[
+        str | None,
+        Field(
+            max_length=64,
+            description="Replace only this version (the hash a read gave); left out, overwrite.",
+        ),
+    ] = None
+
+
+class DeleteArgs(Named):
+    base_hash: Annotated[
+        str | None, Field(max_length=64, description="Delete only if the document still has this hash.")
+    ] = None
+
+
+class AppendArgs(Named):
+    content: Annotated[str, Field(min_length=1)]
+    heading: Annotated[
+        str | None, Field(max_length=PATH_MAX_CHARS, description="Add at the end of this section instead.")
+    ] = None
+
+
+class PatchRestArgs(PatchArgs):
+    base_hash: Annotated[str | None, Field(max_length=64)] = None
+
+
+class VersionArgs(Named):
+    version: Annotated[int, Field(ge=1, description="A version number (history).")]
