@@ -1,6 +1,8 @@
 """`python -m ragdown.cli`: the `ragdown` command."""
 
+import sys
+
 from ragdown.cli.main import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
