@@ -44,8 +44,8 @@ from ragdown.core.errors import (
 from ragdown.core.paths import is_text
 from ragdown.engine.engine import NotReady
 from ragdown.engine.runtime import Runtime
-from ragdown.http import api as routes
 from ragdown.http import keyroutes, openapi
+from ragdown.http.api import base, docs, folders, history, server
 from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED, error, refused, rpc_refused
 from ragdown.http.oauth.routes import OAuth
 from ragdown.http.ratelimit import RateLimiter
@@ -62,33 +62,33 @@ WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 NOT_FOUND_MCP = {"error": "Not found"}
 RPC_ID_BYTES = 65_536  # of a rate-limited MCP request's body read to answer with its id
 
-Route = Callable[[routes.Api, Request], Awaitable[Response]]
-FolderRoute = Callable[[routes.Api, Request, str], Awaitable[Response]]
+Route = Callable[[base.Api, Request], Awaitable[Response]]
+FolderRoute = Callable[[base.Api, Request, str], Awaitable[Response]]
 
 API: dict[str, dict[str, Route]] = {
-    "/api/status": {"GET": routes.status},
-    "/api/settings": {"PATCH": routes.patch_settings},
-    "/api/query-log": {"GET": routes.query_log, "DELETE": routes.clear_query_log},
-    "/api/folders": {"GET": routes.get_folders, "POST": routes.post_folder},
-    "/api/loose": {"DELETE": routes.delete_loose},
-    "/api/docs": {"GET": routes.get_docs},
-    "/api/doc": {"GET": routes.get_doc, "POST": routes.post_doc, "DELETE": routes.delete_doc},
-    "/api/render": {"POST": routes.render_preview},
-    "/api/search": {"GET": routes.search},
-    "/api/resolve": {"GET": routes.resolve},
-    "/api/move": {"POST": routes.move},
-    "/api/backlinks": {"GET": routes.backlinks},
-    "/api/outline": {"GET": routes.outline},
-    "/api/history": {"GET": routes.history},
-    "/api/version": {"GET": routes.version},
-    "/api/diff": {"GET": routes.diff},
-    "/api/restore": {"POST": routes.restore_version},
-    "/api/trash": {"GET": routes.trash},
-    "/api/file": {"GET": routes.get_file},
+    "/api/status": {"GET": server.status},
+    "/api/settings": {"PATCH": server.patch_settings},
+    "/api/query-log": {"GET": server.query_log, "DELETE": server.clear_query_log},
+    "/api/folders": {"GET": folders.get_folders, "POST": folders.post_folder},
+    "/api/loose": {"DELETE": folders.delete_loose},
+    "/api/docs": {"GET": docs.get_docs},
+    "/api/doc": {"GET": docs.get_doc, "POST": docs.post_doc, "DELETE": docs.delete_doc},
+    "/api/render": {"POST": docs.render_preview},
+    "/api/search": {"GET": docs.search},
+    "/api/resolve": {"GET": docs.resolve},
+    "/api/move": {"POST": docs.move},
+    "/api/backlinks": {"GET": docs.backlinks},
+    "/api/outline": {"GET": docs.outline},
+    "/api/history": {"GET": history.history},
+    "/api/version": {"GET": history.version},
+    "/api/diff": {"GET": history.diff},
+    "/api/restore": {"POST": history.restore_version},
+    "/api/trash": {"GET": history.trash},
+    "/api/file": {"GET": docs.get_file},
     "/api/keys": {"GET": keyroutes.list_keys, "POST": keyroutes.create_key},
     "/api/openapi.json": {"GET": openapi.openapi_json},
 }
-FOLDER_API: dict[str, FolderRoute] = {"PATCH": routes.patch_folder, "DELETE": routes.delete_folder}
+FOLDER_API: dict[str, FolderRoute] = {"PATCH": folders.patch_folder, "DELETE": folders.delete_folder}
 # Routes with one path segment after the prefix (`/api/keys/<id>`): the segment is the route's argument.
 ITEM_API: dict[str, dict[str, FolderRoute]] = {
     "/api/folders/": FOLDER_API,
@@ -153,7 +153,7 @@ class RagdownApp:
         self.runtime = runtime
         self.guard = guard
         self.keys = guard.keys  # the docs dir's KeyStore (None: keys are not served)
-        self.api = routes.Api(runtime=runtime, auth_required=guard.auth_required, keys=guard.keys)
+        self.api = base.Api(runtime=runtime, auth_required=guard.auth_required, keys=guard.keys)
         self.keep_alive_s = keep_alive_s
         self.limiter = RateLimiter(runtime.settings.rate_limit)
         self.oauth = self._oauth(runtime, guard)

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from ragdown.access.keys import KeyStore
 from ragdown.core.errors import bad_request, unavailable
-from ragdown.http.api import Api, json_body
+from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok
 
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ragdown import __version__
-from ragdown.http.api import Api
+from ragdown.http.api.base import Api
 from ragdown.http.errors import ok
 from ragdown.http.rest.endpoint import Endpoint
 from ragdown.http.rest.models import ErrorAnswer

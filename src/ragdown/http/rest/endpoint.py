@@ -17,7 +17,7 @@ from ragdown.access.scope import Scope
 from ragdown.core.errors import Refusal, bad_request, forbidden, not_found
 from ragdown.core.paths import is_text, shown
 from ragdown.history.journal import Journal
-from ragdown.http.api import Api, json_body
+from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok, refused
 from ragdown.http.rest.models import Answer
 from ragdown.tools.base import Args, describe_validation, not_unicode
