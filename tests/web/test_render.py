@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 import pytest
 
 from ragdown.documents import LinkResolver
-from ragdown.http.render import doc_href, render_document, render_markdown
+from ragdown.render.context import doc_href
+from ragdown.render.document import render_document, render_markdown
 
 WIKI = {
     "Note": "work/Note.md",

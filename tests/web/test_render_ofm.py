@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragdown.http.render import CALLOUT_STYLES
+from ragdown.render.blocks import CALLOUT_STYLES
 from tests.web.test_render import Elements, classes, render
 
 # --- callouts -----------------------------------------------------------------------------------

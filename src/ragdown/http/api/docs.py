@@ -20,7 +20,7 @@ from ragdown.core.paths import is_markdown, split_safe
 from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
 from ragdown.http.api.base import WEB, Api, json_body, param
 from ragdown.http.errors import ok
-from ragdown.http.render import render_document
+from ragdown.render.document import render_document
 from ragdown.search.format import log_hits, web_hit_json
 from ragdown.search.linking import folder_resolver
 from ragdown.search.tags import normalise_tag
