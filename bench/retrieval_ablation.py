@@ -22,7 +22,8 @@ from typing import Any
 
 import ragdown.search.hybrid as hybrid
 import retrieval_common as rc
-from ragdown.evaluation.metrics import Question, Rule, grade, load_questions
+from ragdown.evaluation.metrics import Rule, grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import run_questions
 from ragdown.search.hybrid import Fusion, SearchOptions
 from ragdown.search.query import STOP_WORDS, words

@@ -18,7 +18,8 @@ from typing import Any
 
 import retrieval_common as rc
 from ragdown.engine.runtime import Runtime
-from ragdown.evaluation.metrics import Question, Rule, grade, load_questions
+from ragdown.evaluation.metrics import Rule, grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import run_hook, run_questions
 from ragdown.search.hybrid import SearchOptions
 

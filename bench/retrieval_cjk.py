@@ -47,7 +47,8 @@ import ragdown.search.hybrid as hybrid
 import ragdown.storage.lexical as lexical
 import retrieval_common as rc
 from _common import exit_cleanly_on_sigterm
-from ragdown.evaluation.metrics import Question, grade, load_questions
+from ragdown.evaluation.metrics import grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_match, substring_match

@@ -25,7 +25,7 @@ from _common import machine as machine
 from ragdown.core.config import Settings
 from ragdown.embedders.base import Embedder, EmbedderError, Vectors
 from ragdown.engine.engine import Engine
-from ragdown.evaluation.metrics import (
+from ragdown.evaluation.questions import (
     RUNBOOKS_ANSWERABLE_TYPES,
     RUNBOOKS_PROBE_TYPES,
     Question,

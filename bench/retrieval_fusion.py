@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import retrieval_common as rc
-from ragdown.evaluation.metrics import Question, Report, Rule, grade, load_questions
+from ragdown.evaluation.metrics import Report, Rule, grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import ranked, result_hit
 from ragdown.search.hybrid import FUSION_RULE, FusionRule, Hit, Searcher, SearchOptions, pool_size
 from ragdown.storage.filter_sql import FileFilter

@@ -33,7 +33,8 @@ import retrieval_common as rc
 from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
-from ragdown.evaluation.metrics import Question, Rule, load_questions
+from ragdown.evaluation.metrics import Rule
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
 from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import retrieval_common as rc
-from ragdown.evaluation.metrics import Question, ResultHit, first_rank
+from ragdown.evaluation.metrics import first_rank
+from ragdown.evaluation.questions import Question, ResultHit
 from ragdown.evaluation.runner import result_hit
 from ragdown.search.hybrid import Searcher, SearchOptions
 from ragdown.search.query import fts_terms

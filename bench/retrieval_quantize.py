@@ -25,7 +25,8 @@ import retrieval_common as rc
 from _common import median
 from ragdown.core.config import Settings
 from ragdown.embedders.base import Embedder
-from ragdown.evaluation.metrics import Question, Rule, grade, load_questions
+from ragdown.evaluation.metrics import Rule, grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
 from ragdown.search.hybrid import SearchOptions
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import retrieval_common as rc
 from ragdown.embedders import default_min_score, unrelated_score
-from ragdown.evaluation.metrics import Question
+from ragdown.evaluation.questions import Question
 from ragdown.search.hybrid import Searcher
 from ragdown.storage.filter_sql import FileFilter
 

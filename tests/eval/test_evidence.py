@@ -12,16 +12,13 @@ import pytest
 
 from ragdown.cli.main import main
 from ragdown.evaluation.gold import GoldError, outline_of, resolve_questions
-from ragdown.evaluation.metrics import (
+from ragdown.evaluation.metrics import evidence_of, first_rank, grade, read_results
+from ragdown.evaluation.questions import (
     Gold,
     ResultHit,
     detect_language,
-    evidence_of,
-    first_rank,
-    grade,
     load_questions,
     question_from_dict,
-    read_results,
     title_path_of,
 )
 from tests.conftest import isolated_env, write

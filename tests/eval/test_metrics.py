@@ -8,20 +8,16 @@ from pathlib import Path
 import pytest
 
 from ragdown.evaluation.metrics import (
-    Gold,
-    Question,
-    ResultHit,
     aggregate,
     first_rank,
     grade,
     hit_matches,
-    load_questions,
     norm_heading,
     norm_path,
-    question_from_dict,
     read_results,
     write_results,
 )
+from ragdown.evaluation.questions import Gold, Question, ResultHit, load_questions, question_from_dict
 
 
 def hit(path: str, start: int, end: int, heading: str = "") -> ResultHit:

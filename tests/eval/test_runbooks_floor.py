@@ -20,7 +20,8 @@ from ragdown.core.config import Settings
 from ragdown.embedders import CATALOG
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
-from ragdown.evaluation.metrics import RUNBOOKS_ANSWERABLE_TYPES, RUNBOOKS_PROBE_TYPES, grade, load_questions
+from ragdown.evaluation.metrics import grade
+from ragdown.evaluation.questions import RUNBOOKS_ANSWERABLE_TYPES, RUNBOOKS_PROBE_TYPES, load_questions
 from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
 from ragdown.search.hybrid import SearchOptions
 from tests.conftest import BENCH, isolated_env

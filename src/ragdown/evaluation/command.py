@@ -34,9 +34,9 @@ from ragdown.evaluation.metrics import (
     Rule,
     Scores,
     grade,
-    load_questions,
     write_results,
 )
+from ragdown.evaluation.questions import load_questions
 
 DEFAULT_TOP_K = 10
 

@@ -38,7 +38,8 @@ from ragdown.documents.meta import meta_from_parts
 from ragdown.documents.parse import decode_text
 from ragdown.documents.text import is_blank, normalize_text, split_lines
 from ragdown.documents.tree import Node, raw_tree
-from ragdown.evaluation.metrics import Gold, Question, norm_path
+from ragdown.evaluation.metrics import norm_path
+from ragdown.evaluation.questions import Gold, Question
 from ragdown.vault.walk import walk_markdown
 
 

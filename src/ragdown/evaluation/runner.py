@@ -21,7 +21,8 @@ from ragdown.embedders import load_configured
 from ragdown.embedders.base import Embedder
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
-from ragdown.evaluation.metrics import RATIO_SWEEP, Mode, Question, ResultHit, Rule, hit_matches
+from ragdown.evaluation.metrics import RATIO_SWEEP, Mode, Rule, hit_matches
+from ragdown.evaluation.questions import Question, ResultHit
 from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 from ragdown.storage.filter_sql import FileFilter
