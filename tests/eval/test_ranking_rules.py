@@ -87,7 +87,7 @@ def test_an_index_with_the_old_triggers_is_re_tokenised_when_a_primary_opens_it(
     docs: Path, open_engine: OpenEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     write(docs, "附件.md", "# 附件\n\n更改默认附件储存位置。\n")
-    caplog.set_level(logging.INFO, logger="ragdown.storage.sqlite.store")
+    caplog.set_level(logging.INFO, logger="ragdown.storage.sqlite")
     open_engine(docs).close()
     # A new index has nothing to re-tokenise, so it says nothing of it.
     assert not [r for r in caplog.records if "re-tokenising" in r.getMessage()]
