@@ -111,7 +111,7 @@ def index_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def index_env(request: pytest.FixtureRequest, index_backend: str) -> dict[str, str]:
     """The variables that put a test's index on its backend: none for SQLite, the database's URL for
-    PostgreSQL (a throwaway server per test process, `tests/pg/server.py`; each docs dir its own schema)."""
+    PostgreSQL (a throwaway server per test process, `tests/storage/postgres/server.py`; each docs dir its own schema)."""
     if index_backend != "postgres":
         return {}
     url = request.getfixturevalue("postgres_url")
@@ -122,7 +122,7 @@ def index_env(request: pytest.FixtureRequest, index_backend: str) -> dict[str, s
 def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A PostgreSQL 16+ server with pgvector for this test process, torn down after it (skipped, saying why,
     where none can start; in CI a failure)."""
-    from tests.pg.server import throwaway_server
+    from tests.storage.postgres.server import throwaway_server
 
     with throwaway_server(tmp_path_factory.mktemp("postgres")) as url:
         yield url
@@ -251,7 +251,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Genera
     """After the short summary, say on a line of its own how many browser tests were skipped and why.
     (Here, not in tests/web: under xdist the controlling process loads no conftest of a subdirectory.)"""
     yield
-    from tests.pg.server import SKIP_REASON
+    from tests.storage.postgres.server import SKIP_REASON
 
     pg_skipped = [
         str(report.longrepr[2])

@@ -14,7 +14,7 @@ from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
 from tests.conftest import isolated_env, write
-from tests.stdio.conftest import Endpoint
+from tests.mcpserver.conftest import Endpoint
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 

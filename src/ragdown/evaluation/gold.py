@@ -16,7 +16,7 @@ emphasis). A path of the document title alone that no heading matches names the 
 The range a section resolves to is its text: from the first non-blank line after its heading to the last
 non-blank line before the next heading of the same or a higher level (subsections included); a section
 with no text is its heading line(s). On `ragdown-runbooks` this gives exactly the `gold_lines` of every
-question's `gold_heading` (tests/eval/test_evidence.py). When the question also gives `gold_lines`, those
+question's `gold_heading` (tests/evaluation/test_evidence.py). When the question also gives `gold_lines`, those
 stay the range, and the title path only names the document (and `gold_heading`) when they are absent.
 
 Without `gold_path`, every Markdown file of the corpus (the files an index would read) is searched: one
