@@ -1,5 +1,5 @@
 """Atomic file writes: a temp file beside the target, fsync, then rename (or link, never overwriting); and
-the per-file lock the write door (`door.py`) holds around each read-check-write cycle, within the process
+the per-file lock the write door (`writes/door.py`) holds around each read-check-write cycle, within the process
 and across processes, so two concurrent agents editing one document cannot lose each other's change, even
 from two `ragdown stdio` processes: the second is refused as changed.
 """

@@ -395,7 +395,7 @@ _ENV_SECRETS = frozenset(
 
 def settings_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables `Settings.from_env` reads, those that are set, less the secrets: what `ragdown search`
-    sends a running primary so it answers with the CLI's own settings (`commands.py`)."""
+    sends a running primary so it answers with the CLI's own settings (`tools/cli_answers.py`)."""
     env = os.environ if env is None else env
     names = {s.variable for s in SETTINGS if s.variable is not None} | set(_ENV_ALSO)
     return {name: env[name] for name in sorted(names - _ENV_SECRETS) if name in env}

@@ -4,8 +4,8 @@
 handshake never waits for them. Whichever process binds the primary socket indexes and watches; the
 others are readers that search the same SQLite file and forward syncs. A reader keeps a connection open to
 the primary (`PrimaryWatcher`) and tries to take over the moment it closes; a check every 30 s backs that up.
-With `RAGDOWN_DATABASE_URL` the backend (`index/backend.py`) is PostgreSQL instead: the primary is the
-process holding the index's advisory lock, on any machine (`index/pgprimary.py`), with the same roles.
+With `RAGDOWN_DATABASE_URL` the backend (`storage/backend.py`) is PostgreSQL instead: the primary is the
+process holding the index's advisory lock, on any machine (`storage/postgres/primary.py`), with the same roles.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Engine:
         self.watcher: Watcher | None = None
         self.role = "starting"
         self._preloaded = embedder is not None
-        # Where the index lives: SQLite in the data dir, or PostgreSQL (`index/backend.py`).
+        # Where the index lives: SQLite in the data dir, or PostgreSQL (`storage/backend.py`).
         self.backend = open_backend(settings, self.root, self.data_dir, mode)
         self._lock = self.backend.primary_lock(self._on_lock_lost)
         shared_lock = self.backend.document_lock()

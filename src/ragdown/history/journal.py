@@ -39,7 +39,7 @@ class Journal:
     after: ChangeHook | None = None
     changed: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # The folder the writes are made in, whose quota the door keeps (`quota.py`); None: no quota applies
+    # The folder the writes are made in, whose quota the door keeps (`vault/quota.py`); None: no quota applies
     # (the door's own upkeep, or a caller outside any folder).
     folder: Path | None = None
 

@@ -7,7 +7,7 @@ Before any route runs, the request's credential is resolved once (`security.Guar
 `access.Access`, put in the ASGI scope (`access.access_of` reads it back), and charged to its caller's
 rate limit (`ratelimit.py`: per key, per client address without one; the web UI's files are free). Who
 may call which `/api` route is one table, `NEEDS`; which folders a caller sees is the routes' own
-business (`api.py`: a folder a key does not see answers as a missing one), and so is it for `/mcp`: a
+business (`http/api/`: a folder a key does not see answers as a missing one), and so is it for `/mcp`: a
 folder endpoint the key does not see is a 404, the root endpoint lists and searches only its folders,
 and a read key is offered no write tool (`tools.visible_tools`).
 """
@@ -253,7 +253,7 @@ class RagdownApp:
 
     @staticmethod
     def _oauth(runtime: Runtime, guard: Guard) -> OAuth | None:
-        """OAuth for hosted clients (`http/oauth.py`), where keys are served: its tokens are keys."""
+        """OAuth for hosted clients (`http/oauth/routes.py`), where keys are served: its tokens are keys."""
         if guard.keys is None:
             return None
         settings = runtime.settings

@@ -1,6 +1,6 @@
 """Documents as MCP resources, and what a connection hears of them: `ragdown://<path>` URIs, `resources/list`
 cursors, the onboarding prompt every tool set offers, and the feed that tells a long-lived (stdio)
-connection which subscribed documents changed on disk. `mcpserver.py` wires these into the server.
+connection which subscribed documents changed on disk. `mcpserver/server.py` wires these into the server.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The index backend's interface: what sync, search and the tools use, wherever the index lives.
 
-Two implementations, chosen by `index/location.py`'s `open_backend` from the settings:
+Two implementations, chosen by `storage/location.py`'s `open_backend` from the settings:
 
-- SQLite (the default): `index/store.py`'s `Store` (one file in the data dir, FTS5, the dense side a numpy
-  matrix per process, `index/vectors.py`), the flock + unix socket primary of `index/primary.py`, hook
+- SQLite (the default): `storage/sqlite/store.py`'s `Store` (one file in the data dir, FTS5, the dense side a numpy
+  matrix per process, `storage/sqlite/vectors.py`), the flock + unix socket primary of `storage/sqlite/primary.py`, hook
   memory in the process and the query log as a JSON-lines file in the data dir.
-- PostgreSQL (`RAGDOWN_DATABASE_URL=postgresql://…`, the `ragdown[postgres]` extra): `index/pgbackend.py`
-  and its store `index/pgstore.py` (pgvector HNSW, full-text search in the database), the advisory-lock primary of `index/pgprimary.py`
+- PostgreSQL (`RAGDOWN_DATABASE_URL=postgresql://…`, the `ragdown[postgres]` extra): `storage/postgres/backend.py`
+  and its store `storage/postgres/store.py` (pgvector HNSW, full-text search in the database), the advisory-lock primary of `storage/postgres/primary.py`
   shared by any number of `ragdown serve` replicas on any number of machines, hook memory and the query log
   in the database, and a cluster-wide lock per document around the write door's read-check-write.
   psycopg is imported only then.

@@ -2,7 +2,7 @@
 
 The CLI runs them on an engine of its own when no process serves the folder. When a primary already serves
 it (`ragdown stdio`, or another `ragdown index`), the CLI sends the command over the primary's socket
-(`index/primary.py`: `{"op": "search", ...}` or `{"op": "index", ...}`, one JSON line each way) and the
+(`storage/sqlite/primary.py`: `{"op": "search", ...}` or `{"op": "index", ...}`, one JSON line each way) and the
 primary answers with these same functions, on its loaded model and open index, with the CLI's own settings
 (the request carries the variables `Settings.from_env` reads). So the output is the same either way, and
 the CLI never loads the model again.

@@ -8,7 +8,7 @@ PostgreSQL also the index's advisory lock for the document, across machines: `do
 2. checks `base_hash` against it (a `conflict`, code `changed`, when the file changed or went away since it was read),
 3. lets the caller compute the new bytes from the old ones,
 4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, so nothing is written that
-   search would never find, and a write past the folder's quota (`quota.py`: `max_file_bytes`,
+   search would never find, and a write past the folder's quota (`vault/quota.py`: `max_file_bytes`,
    `max_files`, `max_bytes` of the journal's folder; the folder's writers take turns while one is set),
 5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile),
    making the missing folders above a new document only then, so a refused write leaves nothing behind,

@@ -1,4 +1,4 @@
-"""What OAuth grants are, and where they are kept: the scopes, `Grant` and `OAuthStore` (`http/oauth.py`).
+"""What OAuth grants are, and where they are kept: the scopes, `Grant` and `OAuthStore` (`http/oauth/routes.py`).
 
 Kept in `<docs>/.ragdown/oauth.json` (mode 0600, atomic writes under the file's lock), so a restart breaks
 no connector: the registered clients (as the SDK records them) and the grants (each its refresh token's

@@ -1,4 +1,4 @@
-"""`Provider`, the `mcp` SDK's `OAuthAuthorizationServerProvider` for ragdown (`http/oauth.py`).
+"""`Provider`, the `mcp` SDK's `OAuthAuthorizationServerProvider` for ragdown (`http/oauth/routes.py`).
 
 An access token IS a scoped key (`KeyStore.create(kind="oauth", expires_at=...)`), so the bearer auth of
 `http/app.py` accepts it on every route with a key's checks. A refresh rotates both tokens: the old access

@@ -8,7 +8,7 @@ requires a `client_secret` that a public client has not; `Revocation` here takes
 `ProtectedResourceMetadata` model and handler answer the protected-resource metadata (RFC 9728). What the SDK leaves to a server is here and in two modules
 beside it:
 
-- `Provider` (`oauth_provider.py`), the SDK's `OAuthAuthorizationServerProvider`. An access token IS a scoped key
+- `Provider` (`http/oauth/provider.py`), the SDK's `OAuthAuthorizationServerProvider`. An access token IS a scoped key
   (`KeyStore.create(kind="oauth", expires_at=...)`), so the bearer auth of `http/app.py` accepts it on every
   route with a key's checks; `ragdown keys list` shows it as `oauth-<grant>`, and `keys revoke` ends it and
   its grant (a refresh never brings a revoked key back). A refresh rotates both tokens: the old access key
@@ -23,7 +23,7 @@ beside it:
   (`RAGDOWN_PUBLIC_URL`, else the request's own scheme and Host), the consent page, the metadata, and the
   `WWW-Authenticate` challenge of every 401 (`challenge`).
 
-Kept by `OAuthStore` (`oauth_grants.py`) in `<docs>/.ragdown/oauth.json` (mode 0600, atomic writes under the file's lock), so a restart breaks
+Kept by `OAuthStore` (`http/oauth/grants.py`) in `<docs>/.ragdown/oauth.json` (mode 0600, atomic writes under the file's lock), so a restart breaks
 no connector: the registered clients (as the SDK records them; a confidential client's secret is compared
 by the SDK as it was issued, and alone opens nothing: a token needs a grant) and the grants (each its
 refresh token's SHA-256, its client, folders, role and the id of its current access key). Consent requests

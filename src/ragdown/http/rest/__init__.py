@@ -9,7 +9,7 @@ through), and the function that runs it: a tool's handler through its `ToolSpec`
 outline), or the engine functions the tools call (the sandbox, the write door, `move_path`, `restore`,
 `diff_text`, `patch_text`, `apply_replacements`, `append_text`).
 
-Every route checks the caller's `Access` (`access.py`, resolved by `http/app.py`'s dispatch): a folder it
+Every route checks the caller's `Access` (`access/caller.py`, resolved by `http/app.py`'s dispatch): a folder it
 does not see answers the same 404 as a missing folder, a write without write access a 403. Writes go
 through the write door (recorded in the history as `rest`, with the caller as the session) and answer after
 the index synced, with the write's lints. Errors are `{error, code}` with the status of the refusal's kind

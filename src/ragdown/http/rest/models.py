@@ -78,7 +78,7 @@ class FileAnswer(Answer):
 
 
 class QuotaAnswer(Answer):
-    """The folder's usage against its quota (`quota.py`), in a write's answer when it has one."""
+    """The folder's usage against its quota (`vault/quota.py`), in a write's answer when it has one."""
 
     files: int
     bytes: int

@@ -3,15 +3,15 @@
 Imported only when the URL is set (it needs the `ragdown[postgres]` extra: psycopg 3, psycopg-pool,
 pgvector). The index of one docs dir is one schema, `ragdown_<index id>` (`location.index_name`).
 `PostgresBackend` holds what every process of the index shares: the connection pool, the schema's
-bootstrap, the advisory locks (the primary's role in `pgprimary.py`, one per document for writes), the
+bootstrap, the advisory locks (the primary's role in `storage/postgres/primary.py`, one per document for writes), the
 generation and the `LISTEN` connection (`_Listener`), and the tables that are not the index:
 
 - `hook_sessions`, `hook_seen` (`PgHookMemory`) and `query_log` (`PgQueryLog`): the hook's memory and the
   query log, shared by the replicas.
 
-Every write transaction of the index (`pgstore.py`) bumps `generation` and sends `NOTIFY ragdown_<index id>`
+Every write transaction of the index (`storage/postgres/store.py`) bumps `generation` and sends `NOTIFY ragdown_<index id>`
 with it; every replica LISTENs, so their caches follow without polling. The channel also carries the
-forwarded syncs of `pgprimary.py`.
+forwarded syncs of `storage/postgres/primary.py`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class PostgresBackend:
         )  # the graph's build (the primary's) and this replica's ef_search
         self.schema = f"ragdown_{index}"
         self.channel = f"ragdown_{index}"
-        self.lock_key = _key64("ragdown primary", index)  # the primary's role (`pgprimary.py`)
+        self.lock_key = _key64("ragdown primary", index)  # the primary's role (`storage/postgres/primary.py`)
         self.schema_lock_key = _key64("ragdown schema", index)  # one process sets the tables up at a time
         self.graph_lock_key = _key64("ragdown hnsw", index)  # one process builds the HNSW graph at a time
         self.document_class = _key32("ragdown document", index)

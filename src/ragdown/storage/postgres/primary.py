@@ -1,6 +1,6 @@
 """One primary per index across machines: the process whose database session holds the index's advisory lock.
 
-The same roles as `primary.py` (the engine cannot tell them apart), with PostgreSQL as the arbiter:
+The same roles as `storage/sqlite/primary.py` (the engine cannot tell them apart), with PostgreSQL as the arbiter:
 
 - `PgPrimaryLock.try_acquire`: `pg_try_advisory_lock(<index key>)` on a connection of its own, never blocking.
   The lock lives as long as that session: when the process dies (even by SIGKILL) the server ends the

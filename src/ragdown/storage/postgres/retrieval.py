@@ -57,7 +57,7 @@ class PgRetrieval:
     def bm25(
         self, match: str, flt: FileFilter, limit: int, weights: tuple[float, float, float]
     ) -> list[tuple[int, float]]:
-        """BM25 over the words (`pgsearch.py`): the same terms, IDF and length normalisation as FTS5.
+        """BM25 over the words (`storage/postgres/tsvectors.py`): the same terms, IDF and length normalisation as FTS5.
 
         Scored MaxScore-style, so a common word does not make PostgreSQL rank most of the index: the terms
         are taken rarest first, and only the chunks holding one of those taken are scored (by every term);

@@ -94,7 +94,7 @@ def tags_column(tags: Iterable[str]) -> str:
 
 
 def text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:
-    """A chunk's `tsv`, token count, `tri` and `fold` (`pgsearch.py`)."""
+    """A chunk's `tsv`, token count, `tri` and `fold` (`storage/postgres/tsvectors.py`)."""
     crumb_t, text_t, alias_t = pgsearch.lexical_tokens(breadcrumb, text, aliases)
     tsv, ntok = pgsearch.tsvector_literal(((crumb_t, "A"), (text_t, "D"), (alias_t, "B")))
     parts = [pgsearch.clean(pgsearch.fold(p)) for p in (breadcrumb, text, aliases)]

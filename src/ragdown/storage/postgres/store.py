@@ -1,15 +1,16 @@
-"""The index in PostgreSQL (`PgStore`, `PgDense`): the store interface of `store.py` in SQL for PostgreSQL.
+"""The index in PostgreSQL (`PgStore`; its tables in `schema.py`, its retrieval in `retrieval.py`): the store
+interface of `storage/sqlite/store.py` in SQL for PostgreSQL.
 
-The schema `ragdown_<index id>` of the backend (`pgbackend.py`) holds:
+The schema `ragdown_<index id>` of the backend (`storage/postgres/backend.py`) holds:
 
-- `files`, `chunks`, `trees`, `skipped`, `meta`: as in SQLite (`store.py`). Paths sort as bytes
+- `files`, `chunks`, `trees`, `skipped`, `meta`: as in SQLite (`storage/sqlite/store.py`). Paths sort as bytes
   (`COLLATE "C"`), so prefixes and order are SQLite's. Each chunk also holds its `tsvector` (`tsv`, GIN:
-  the words, made by `pgsearch.py` as FTS5 makes them), the `tsvector` of its trigrams (`tri`, GIN, for the
+  the words, made by `storage/postgres/tsvectors.py` as FTS5 makes them), the `tsvector` of its trigrams (`tri`, GIN, for the
   substring pass), its folded text (`fold`, to confirm a substring) and its token count (`ntok`, BM25's
   document length; the sum and the count are kept in `meta`).
 - `vecs(id, file_id, emb vector(dim))` with an HNSW index (`vector_cosine_ops`; `halfvec` past 2,000
   dimensions), made for the embedder's dimension when the index is (re)built, built once after a large
-  load and rebuilt when its settings change (`pghnsw.py`). Searched with `hnsw.ef_search`
+  load and rebuilt when its settings change (`storage/postgres/hnsw.py`). Searched with `hnsw.ef_search`
   (`RAGDOWN_HNSW_EF_SEARCH`) and pgvector's iterative scan, so a filter never leaves the pool short.
 
 `meta` holds the embedder, dimension, chunker and index version (a mismatch empties the index to rebuild,

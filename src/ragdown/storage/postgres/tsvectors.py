@@ -17,7 +17,7 @@ exactly where it matches in SQLite.
 - `trigram_literal`: the distinct three-character substrings of each part, lowercased, for the substring
   pass (FTS5's `trigram` tokenizer); a candidate is then checked against the stored folded text.
 
-Ranking is BM25 like FTS5's (`k1 = 1.2`, `b = 0.75`, the same IDF), computed in SQL by `pgstore.py` from
+Ranking is BM25 like FTS5's (`k1 = 1.2`, `b = 0.75`, the same IDF), computed in SQL by `storage/postgres/store.py` from
 `ts_rank_cd` per term (for one word or phrase, the sum of its occurrences' weights: the weighted term
 frequency) and each chunk's token count.
 """

@@ -41,7 +41,7 @@ _WATCH_PAUSE_S = 0.05
 _WATCH_CONNECT_TIMEOUT_S = 2.0
 
 SyncHandler = Callable[[bool], dict[str, Any]]
-# Every other op (the CLI's `search` and `index`, `commands.py`): the request in, the reply out.
+# Every other op (the CLI's `search` and `index`, `tools/cli_answers.py`): the request in, the reply out.
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
 

@@ -1,6 +1,6 @@
 """The `readmedb` tool set: ReadmeDB's sixteen tools, names, arguments and answer shapes, over ragdown's
 engine, with its resources (`readmedb://policy/naming`, `readmedb://docs/{tool_name}`) and its
-`onboard_session` prompt (`readmedb_docs.py`).
+`onboard_session` prompt (`toolsets/readmedb/docs.py`).
 
 A ReadmeDB namespace is the endpoint's scope (a folder, or a subfolder), a file name the document's path
 inside it. Reads go through `sandbox.read_plain`, writes through the write door (`door.save`, `create`,
@@ -10,7 +10,7 @@ storage or search of its own.
 
 Where ragdown differs, on purpose, and says so in the policy resource: names must be Markdown names (else
 `INVALID_NAME`), a delete goes to the trash with the history kept, and the plan's quotas are the folder's
-(`quota.py`: enforced by the write door, reported by the summary and the write answers). ReadmeDB's 1 MB
+(`vault/quota.py`: enforced by the write door, reported by the summary and the write answers). ReadmeDB's 1 MB
 per-file limit applies here. A failure is an `isError`
 result whose text is `CODE: message`, with ReadmeDB's codes (`readmedb_code`: the one place a ragdown
 refusal becomes one).

@@ -5,7 +5,7 @@
 ReadmeDB's own reference is followed where ragdown can keep it; where it cannot, or where it would lose
 data, the text here says what ragdown does instead: names are Markdown documents' paths, a delete goes to
 the trash with its history kept, and the plan's quotas are the folder's own (`max_files`, `max_bytes`,
-`max_file_bytes` in its `.ragdown.json`; `quota.py`), the rate limit the server's (`RAGDOWN_RATE_LIMIT`).
+`max_file_bytes` in its `.ragdown.json`; `vault/quota.py`), the rate limit the server's (`RAGDOWN_RATE_LIMIT`).
 """
 
 from __future__ import annotations
