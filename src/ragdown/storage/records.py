@@ -3,7 +3,7 @@ the index's identity (`IndexMeta`, whose mismatch rebuilds) and the store's own 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -12,6 +12,16 @@ from ragdown.embedders.base import Vectors
 
 INDEX_VERSION = 4  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
 # 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob
+
+META_KEYS = frozenset(
+    {"embedder", "dim", "chunker_version", "index_version", "setext"}
+)  # IndexMeta's, stored
+
+
+def tags_column(tags: Iterable[str]) -> str:
+    """The `tags` column: each tag between spaces, so a whole tag is found with LIKE '% tag %'."""
+    joined = " ".join(tags)
+    return f" {joined} " if joined else " "
 
 
 class StoreError(RuntimeError):

@@ -4,7 +4,7 @@ and writes them, and the SQL helpers of a write transaction."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -61,7 +61,6 @@ CREATE TABLE IF NOT EXISTS skipped(
 );
 """
 
-META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
 KEEP_META = ("generation", "pg_schema", "lexical")
 FILE_COLS = (
     "f.id, f.path, f.folder, f.size, f.mtime_ns, f.hash, f.title, f.description, f.created_by, f.session,"
@@ -86,11 +85,6 @@ def record(row: Sequence[Any]) -> FileRecord:
         supersedes=tuple(json.loads(row[12])),
         chunk_count=int(row[13]),
     )
-
-
-def tags_column(tags: Iterable[str]) -> str:
-    joined = " ".join(tags)
-    return f" {joined} " if joined else " "
 
 
 def text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:

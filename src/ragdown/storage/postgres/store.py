@@ -44,18 +44,17 @@ from ragdown.storage.postgres.schema import (
     FILE_COLS,
     INDEX_TABLES,
     KEEP_META,
-    META_KEYS,
     PG_SCHEMA,
     SCHEMA,
     add_stats,
     delete_chunks,
     has_vecs,
     record,
-    tags_column,
     text_columns,
     vector_type,
 )
 from ragdown.storage.records import (
+    META_KEYS,
     ChunkRecord,
     FileRecord,
     FileState,
@@ -63,6 +62,7 @@ from ragdown.storage.records import (
     PendingFile,
     StoreError,
     rebuild_message,
+    tags_column,
 )
 
 

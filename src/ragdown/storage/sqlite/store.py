@@ -23,6 +23,7 @@ import numpy as np
 from ragdown.documents.tree import Node
 from ragdown.storage.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
 from ragdown.storage.records import (
+    META_KEYS,
     ChunkRecord,
     FileRecord,
     FileState,
@@ -30,6 +31,7 @@ from ragdown.storage.records import (
     PendingFile,
     StoreError,
     rebuild_message,
+    tags_column,
 )
 from ragdown.storage.sqlite.schema import (
     FTS_INSERT,
@@ -52,14 +54,6 @@ DB_NAME = "index.sqlite"
 
 # How long deleted chunk ids are kept for readers' incremental refresh; an older reader reloads in full.
 _DELETED_LOG_KEEP_S = 600.0
-
-
-_META_KEYS = frozenset({"embedder", "dim", "chunker_version", "index_version", "setext"})
-
-
-def _tags_column(tags: Iterable[str]) -> str:
-    joined = " ".join(tags)
-    return f" {joined} " if joined else " "
 
 
 class Store:
@@ -145,7 +139,7 @@ class Store:
             rows = self._reader().execute("SELECT key, value FROM meta").fetchall()
         except sqlite3.OperationalError:
             return {}
-        return {str(k): str(v) for k, v in rows if k in _META_KEYS}
+        return {str(k): str(v) for k, v in rows if k in META_KEYS}
 
     def ensure_meta(self, meta: IndexMeta) -> bool:
         """Primary: make the index match `meta`, dropping everything on a mismatch. True when rebuilt."""
@@ -209,7 +203,7 @@ class Store:
             meta.description,
             meta.created_by,
             meta.session,
-            _tags_column(meta.tags),
+            tags_column(meta.tags),
             json.dumps(list(meta.aliases), ensure_ascii=False),
             json.dumps(list(meta.supersedes), ensure_ascii=False),
             len(doc.chunks),
