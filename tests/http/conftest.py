@@ -20,6 +20,7 @@ import httpx
 import httpx2
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from starlette.types import ASGIApp
 
 from ragdown.core.config import Settings
 from ragdown.http.app import RagdownApp
@@ -35,7 +36,7 @@ class PortalTransport(httpx.BaseTransport):
     """A synchronous httpx transport that hands each request to an ASGI app on a portal's event loop
     (httpx's `ASGITransport` is asynchronous only), so sync tests drive the app as they drive a server."""
 
-    def __init__(self, portal: BlockingPortal, app: RagdownApp) -> None:
+    def __init__(self, portal: BlockingPortal, app: ASGIApp) -> None:
         self.portal = portal
         self.asgi = httpx.ASGITransport(app=app)
 

@@ -1,17 +1,23 @@
 """`RAGDOWN_RATE_LIMIT`: a bucket per key (per client address without one); over it a 429 with
-`Retry-After`, for `/mcp` with a JSON-RPC error naming RATE_LIMIT_EXCEEDED; the web UI's files are free."""
+`Retry-After`, for `/mcp` with a JSON-RPC error naming RATE_LIMIT_EXCEEDED; the web UI's files are free.
+The client's address is the connection's, unless it is one of `RAGDOWN_TRUSTED_PROXIES`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from ragdown.access.keys import KeyStore
+from ragdown.core.config import ConfigError, Settings
 from ragdown.http.ratelimit import RateLimiter
+from ragdown.http.serve import uvicorn_config
 from tests.conftest import write
+from tests.http.conftest import PortalTransport, Server, StartServer
 from tests.http.keyed import Keys, make_keys, mcp_client, shared_app
 
 pytestmark = pytest.mark.anyio
@@ -129,3 +135,75 @@ def test_without_a_key_each_client_address_has_its_own_bucket(limited: tuple[obj
     over = answers[-1]
     assert over.status_code == 429  # the open route counts against the address (the ASGI client's)
     assert int(over.headers["retry-after"]) >= 1
+
+
+# -- the client's address: the connection's, or the one a trusted proxy names -------------------------
+
+
+def through_uvicorn(server: Server) -> httpx.Client:
+    """A client of the app as `ragdown serve` has uvicorn run it (`serve.uvicorn_config`, its middleware
+    included), connecting from 127.0.0.1 as the ASGI transport does."""
+    assert server.app is not None
+    assert isinstance(server.transport, PortalTransport)
+    config = uvicorn_config(server.app, server.app.runtime.settings, 0)
+    config.load()
+    transport = PortalTransport(server.transport.portal, config.loaded_app)
+    client = httpx.Client(base_url=server.url, transport=transport, timeout=60)
+    server.clients.append(client)
+    return client
+
+
+def issuer(client: httpx.Client, headers: dict[str, str]) -> str:
+    """The OAuth issuer, built from the request's scheme and Host (no RAGDOWN_PUBLIC_URL)."""
+    answer = client.get("/.well-known/oauth-authorization-server", headers=headers)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["issuer"])
+
+
+def test_x_forwarded_headers_are_no_clients_word_by_default(docs: Path, start_app: StartServer) -> None:
+    write(docs, "a/doc.md", "# Doc\n\nwords\n")
+    client = through_uvicorn(start_app(docs, wait=False, RAGDOWN_RATE_LIMIT="3"))
+    assert issuer(client, {"X-Forwarded-Proto": "https"}).startswith("http://")
+    forged = [
+        client.get("/api/status", headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code for i in range(3)
+    ]
+    assert forged == [200, 200, 429]  # one bucket, the connection's, whatever address each one claims
+
+
+def test_a_trusted_proxy_names_the_client_and_its_scheme(docs: Path, start_app: StartServer) -> None:
+    write(docs, "a/doc.md", "# Doc\n\nwords\n")
+    server = start_app(
+        docs, wait=False, RAGDOWN_RATE_LIMIT="3", RAGDOWN_TRUSTED_PROXIES="127.0.0.1, 10.0.0.0/8"
+    )
+    client = through_uvicorn(server)
+
+    def status(chain: str) -> int:
+        return client.get("/api/status", headers={"X-Forwarded-For": chain}).status_code
+
+    assert [status("203.0.113.1") for _ in range(4)] == [200, 200, 200, 429]
+    assert status("203.0.113.2") == 200  # another client behind the proxy: its own bucket
+    # What a client sent itself is left of what the proxy appended: the proxy's entry counts.
+    assert [status(f"198.51.100.{i}, 203.0.113.3") for i in range(4)] == [200, 200, 200, 429]
+    # Through two trusted proxies (10.1.2.3 appended by the second): the nearest untrusted address.
+    assert [status("203.0.113.4, 10.1.2.3") for _ in range(4)] == [200, 200, 200, 429]
+    headers = {"X-Forwarded-For": "203.0.113.5", "X-Forwarded-Proto": "https"}
+    assert issuer(client, headers).startswith("https://")
+    assert issuer(server.anonymous, headers).startswith("https://")  # the app's own reading, without uvicorn
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("127.0.0.1", ("127.0.0.1/32",)),
+        (" 10.1.2.3/8 , ::1 ", ("10.0.0.0/8", "::1/128")),
+        ("", ()),
+    ],
+)
+def test_trusted_proxies_are_addresses_or_networks(raw: str, kept: tuple[str, ...]) -> None:
+    assert Settings.from_env({"RAGDOWN_TRUSTED_PROXIES": raw}).trusted_proxies == kept
+
+
+@pytest.mark.parametrize("raw", ["*", "proxy.internal", "10.0.0.0/33"])
+def test_a_trusted_proxy_that_is_no_address_is_refused(raw: str) -> None:
+    with pytest.raises(ConfigError, match="RAGDOWN_TRUSTED_PROXIES"):
+        Settings.from_env({"RAGDOWN_TRUSTED_PROXIES": f"127.0.0.1,{raw}"})

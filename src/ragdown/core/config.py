@@ -11,6 +11,7 @@ the variable and what it accepts, so a typo never starts a server with a silentl
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -118,7 +119,13 @@ class Setting:
         if self.kind == "path":
             return Path(text).expanduser()
         if self.kind == "list":
-            return tuple(item.strip() for item in text.split(",") if item.strip())
+            items = tuple(item.strip() for item in text.split(",") if item.strip())
+            if self.check is not None:
+                try:
+                    return tuple(self.check(item) for item in items)
+                except ValueError as err:
+                    raise ConfigError(str(err)) from None
+            return items
         if self.check is not None:
             try:
                 return self.check(text)
@@ -172,6 +179,17 @@ def validate_database_url(value: str) -> str:
             "RAGDOWN_DATABASE_URL must be a PostgreSQL URL such as postgresql://ragdown:secret@db.internal/ragdown"
         )
     return text
+
+
+def validate_proxy(value: str) -> str:
+    """One entry of `RAGDOWN_TRUSTED_PROXIES`: an IP address or a network (CIDR), kept as its network."""
+    try:
+        return str(ipaddress.ip_network(value.strip(), strict=False))
+    except ValueError:
+        raise ValueError(
+            "RAGDOWN_TRUSTED_PROXIES is a comma-separated list of the proxies' addresses or networks, such as "
+            f"127.0.0.1 or 10.0.0.0/8, not {value!r}"
+        ) from None
 
 
 _INDEX_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -303,6 +321,11 @@ SETTINGS: tuple[Setting, ...] = (
             "serve only: Host names accepted besides loopback and this machine's (a proxy's public name)."),
     Setting("allowed_origins", "RAGDOWN_ALLOWED_ORIGINS", "list", (), "Allowed origins",
             "serve only: browser origins accepted besides the bundled UI's own."),
+    Setting("trusted_proxies", "RAGDOWN_TRUSTED_PROXIES", "list", (), "Trusted proxies",
+            "serve only: the reverse proxies' addresses or networks (127.0.0.1, 10.0.0.0/8), comma-separated. "
+            "Only a request from one of them has X-Forwarded-For (the client's address, whose rate limit it "
+            "spends) and X-Forwarded-Proto believed; unset, none is, whatever a client sends.",
+            check=validate_proxy),
     Setting("public_url", "RAGDOWN_PUBLIC_URL", "str", None, "Public URL",
             "serve only: the server's public origin (https://notes.example.com, no path), for the absolute URLs "
             "of OAuth and of 401 answers (its host an allowed Host); unset, each request's own scheme and Host.",
@@ -453,6 +476,7 @@ class Settings:
     rate_limit: int = 600
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()  # RAGDOWN_TRUSTED_PROXIES: networks, as `validate_proxy` keeps them
     public_url: str | None = None
     oauth_token_ttl: int = 3600
     oauth_refresh_days: int = 30
@@ -510,6 +534,7 @@ class Settings:
             rate_limit=values["rate_limit"],
             allowed_hosts=values["allowed_hosts"],
             allowed_origins=tuple(o.rstrip("/") for o in values["allowed_origins"]),
+            trusted_proxies=values["trusted_proxies"],
             public_url=values["public_url"],
             oauth_token_ttl=values["oauth_token_ttl"],
             oauth_refresh_days=values["oauth_refresh_days"],

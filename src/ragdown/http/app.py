@@ -5,7 +5,8 @@ path is a 404 before auth, a known one with the wrong method a 405, a missing or
 
 Before any route runs, the request's credential is resolved once (`security.Guard.resolve`) to an
 `access.Access`, put in the ASGI scope (`access.access_of` reads it back), and charged to its caller's
-rate limit (`ratelimit.py`: per key, per client address without one; the web UI's files are free). Who
+rate limit (`ratelimit.py`: per key, per client address without one, which is the connection's unless
+it comes from one of `RAGDOWN_TRUSTED_PROXIES`; the web UI's files are free). Who
 may call which `/api` route is one table, `NEEDS`; which folders a caller sees is the routes' own
 business (`http/api/`: a folder a key does not see answers as a missing one), and so is it for `/mcp`: a
 folder endpoint the key does not see is a 404, the root endpoint lists and searches only its folders,
@@ -50,7 +51,7 @@ from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED
 from ragdown.http.oauth.routes import OAuth
 from ragdown.http.ratelimit import RateLimiter
 from ragdown.http.rest import routes as rest
-from ragdown.http.security import Guard, bearer
+from ragdown.http.security import Guard, TrustedProxies, bearer
 from ragdown.mcpserver.server import build_server
 from ragdown.storage.records import StoreError
 from ragdown.tools.catalog import ROOT_TOOLS
@@ -156,6 +157,7 @@ class RagdownApp:
         self.api = base.Api(runtime=runtime, auth_required=guard.auth_required, keys=guard.keys)
         self.keep_alive_s = keep_alive_s
         self.limiter = RateLimiter(runtime.settings.rate_limit)
+        self.proxies = TrustedProxies(runtime.settings.trusted_proxies)
         self.oauth = self._oauth(runtime, guard)
 
     @contextlib.asynccontextmanager
@@ -172,6 +174,7 @@ class RagdownApp:
             return
         if scope["type"] != "http":
             return
+        self.proxies.apply(scope)  # the client and scheme a trusted proxy names (RAGDOWN_TRUSTED_PROXIES)
         send = self._with_keep_alive(send)
         request = Request(scope, receive)
         response = await self._checked(request)

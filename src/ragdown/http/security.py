@@ -16,6 +16,11 @@
 - Cross-origin pages: a browser always sends `Origin` on such requests; it must be this server's own
   origin (the bundled UI), `RAGDOWN_PUBLIC_URL`'s, or one of `RAGDOWN_ALLOWED_ORIGINS`. Clients that are
   not browsers send none.
+- Proxies (`TrustedProxies`): `X-Forwarded-For` and `X-Forwarded-Proto` are anyone's to send, so they are
+  read only on a request whose connection comes from one of `RAGDOWN_TRUSTED_PROXIES` (none by default);
+  uvicorn's own reading of them is off (`serve.py`), so no other setting (its `FORWARDED_ALLOW_IPS`)
+  brings them back. Otherwise a client would pick its own address, and with it a fresh rate-limit bucket
+  per request.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ import hashlib
 import hmac
 import ipaddress
 import socket
+from collections.abc import Iterable
 from urllib.parse import urlsplit
+
+from starlette.types import Scope
 
 from ragdown.access.caller import ADMIN, OPEN, Access
 from ragdown.access.keys import SECRET_PREFIX, KeyStore
@@ -57,6 +65,60 @@ def _is_ip(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(text: str) -> IpAddress | None:
+    """An address as a proxy writes it (`1.2.3.4`, `1.2.3.4:5678`, `::1`, `[::1]:5678`), IPv4-mapped IPv6
+    as IPv4; None for anything else (`unknown`, an obfuscated name)."""
+    text = text.strip()
+    if text.startswith("[") and "]" in text:
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    try:
+        found = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    mapped = found.ipv4_mapped if isinstance(found, ipaddress.IPv6Address) else None
+    return mapped or found
+
+
+class TrustedProxies:
+    """`RAGDOWN_TRUSTED_PROXIES`: the reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are
+    believed. `apply` puts the client they name in the ASGI scope, where the rate limit reads it."""
+
+    def __init__(self, networks: Iterable[str]) -> None:
+        self._networks = tuple(ipaddress.ip_network(n, strict=False) for n in networks)
+
+    def trusts(self, address: str) -> bool:
+        found = _address(address)
+        return found is not None and any(found in network for network in self._networks)
+
+    def apply(self, scope: Scope) -> None:
+        """On a request from a trusted proxy: its client is the nearest address of `X-Forwarded-For` that
+        is not a trusted proxy's (each proxy appends the address it was reached from, so what lies further
+        left is the client's own word), or the first when every one is; its scheme, `X-Forwarded-Proto`.
+        Any other request keeps the connection's address and scheme, whatever it sends."""
+        client = scope.get("client")
+        if not self._networks or not client or not self.trusts(str(client[0])):
+            return
+        chain: list[str] = []
+        proto: str | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"x-forwarded-for":
+                chain += [h.strip() for h in value.decode("latin-1").split(",") if h.strip()]
+            elif name == b"x-forwarded-proto":
+                proto = value.decode("latin-1").strip().lower()
+        if proto in ("http", "https"):
+            scope["scheme"] = proto
+        if not chain:
+            return
+        found = next((hop for hop in reversed(chain) if not self.trusts(hop)), chain[0])
+        address = _address(found)
+        scope["client"] = (str(address) if address is not None else found[:100], 0)
 
 
 class Guard:

@@ -84,11 +84,18 @@ def listen(host: str, port: int) -> list[socket.socket]:
 def run(settings: Settings) -> None:
     app = build_app(settings)
     sockets = listen(settings.host, settings.port)
-    keep_alive = app.keep_alive_s if app.keep_alive_s > 0 else 365 * 24 * 3600
     port = int(sockets[0].getsockname()[1])
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host  # an IPv6 address in a URL
     log.info("serving %s on http://%s:%d", app.runtime.engine.root, shown, port)
-    config = uvicorn.Config(
+    uvicorn.Server(uvicorn_config(app, settings, port)).run(sockets=sockets)
+
+
+def uvicorn_config(app: RagdownApp, settings: Settings, port: int) -> uvicorn.Config:
+    """How uvicorn runs the app. Its own proxy headers are off: by default it believes `X-Forwarded-For`
+    from any local client (`FORWARDED_ALLOW_IPS`), and the app reads them itself, from the proxies of
+    `RAGDOWN_TRUSTED_PROXIES` only (`security.TrustedProxies`)."""
+    keep_alive = app.keep_alive_s if app.keep_alive_s > 0 else 365 * 24 * 3600
+    return uvicorn.Config(
         app,
         host=settings.host,
         port=port,
@@ -96,5 +103,5 @@ def run(settings: Settings) -> None:
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
+        proxy_headers=False,
     )
-    uvicorn.Server(config).run(sockets=sockets)
