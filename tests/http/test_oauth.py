@@ -297,6 +297,27 @@ def test_plain_pkce_is_refused(docs: Path, start_app: StartServer) -> None:
     assert "code" not in query(back)
 
 
+@pytest.mark.parametrize("challenge", ["", " ", "x" * 42, "x" * 44, "a+b/" * 10 + "abc", "é" * 43])
+def test_a_challenge_no_verifier_can_meet_is_refused(
+    docs: Path, start_app: StartServer, challenge: str
+) -> None:
+    """Only an S256 challenge (43 base64url characters) starts a consent: a grant bound to any other could
+    never be exchanged."""
+    folders(docs)
+    server = start_app(docs, wait=False)
+    flow = Flow.register(server)
+    answer = flow.authorize(challenge)
+    assert answer.status_code == 302
+    back = query(answer.headers["location"])
+    assert answer.headers["location"].startswith(REDIRECT + "?")
+    assert back["error"] == "invalid_request"
+    assert "code_challenge" in back["error_description"]
+    assert back["state"] == "the-state"
+    assert server.app is not None
+    assert server.app.oauth is not None
+    assert server.app.oauth.provider.pending == {}  # no consent page to go to
+
+
 def test_a_wrong_verifier_spends_the_code_and_a_code_used_twice_revokes_its_grant(
     docs: Path, start_app: StartServer
 ) -> None:

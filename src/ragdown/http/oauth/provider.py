@@ -3,13 +3,15 @@
 An access token IS a scoped key (`KeyStore.create(kind="oauth", expires_at=...)`), so the bearer auth of
 `http/app.py` accepts it on every route with a key's checks. A refresh rotates both tokens: the old access
 key is revoked and the old refresh token stops working. A code used twice revokes what it gave. Consent
-requests (`Pending`) and authorization codes live in memory for 10 minutes.
+requests (`Pending`) and authorization codes live in memory for 10 minutes. A `code_challenge` that is
+not an S256 challenge (43 base64url characters; an empty one) is refused at `/authorize`.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+import re
 import secrets
 import time
 from contextvars import ContextVar
@@ -45,6 +47,7 @@ CONSENT_TTL_S = 600  # a consent request (from /authorize to the owner's answer)
 MAX_CLIENTS = 1000  # registered clients kept; past it, those that never got a grant go first, oldest first
 REFRESH_PREFIX = "rdr_"
 CONSENT_PATH = "/oauth/consent"
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # BASE64URL(SHA-256(code_verifier)), unpadded
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _UNSAFE_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about"})
 BASE: ContextVar[str] = ContextVar("ragdown_oauth_base")  # the base URL of the request being answered
@@ -162,6 +165,13 @@ class Provider(OAuthAuthorizationServerProvider[AuthorizationCode, GrantRefresh,
         base = BASE.get()
         if params.resource is not None and not check_resource_allowed(params.resource, base):
             raise AuthorizeError("invalid_target", f"{params.resource} is not served here ({base})")
+        if not S256_CHALLENGE.fullmatch(params.code_challenge):
+            # The SDK takes any text; a grant bound to one no verifier hashes to could never be exchanged.
+            raise AuthorizeError(
+                "invalid_request",
+                "code_challenge must be an S256 challenge: the 43 base64url characters of the SHA-256 of "
+                "the code_verifier (RFC 7636)",
+            )
         pending = Pending(
             id=secrets.token_urlsafe(32),
             client_id=client.client_id,
