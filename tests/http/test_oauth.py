@@ -393,6 +393,29 @@ def test_a_wrong_admin_token_grants_nothing_and_shows_no_folder(docs: Path, star
     assert KeyStore(docs).list(kind="oauth") == []
 
 
+def test_the_consent_form_posts_with_its_own_origin_and_no_other(docs: Path, start_app: StartServer) -> None:
+    """A browser posts a form with `Origin: null` under `Referrer-Policy: no-referrer` (Chromium did, and the
+    consent was refused): the page sends `same-origin`, so its own origin is sent. Any other, `null` included,
+    is still refused before the token is even looked at. (The browser's side: tests/web/test_oauth_ui.py.)"""
+    folders(docs)
+    server = start_app(docs)
+    flow = Flow.register(server)
+    _, challenge = pkce()
+    location = flow.authorize(challenge).headers["location"]
+    page = flow.http.get(location)
+    assert page.headers["referrer-policy"] == "same-origin"
+    request_id = field(page.text, "request")
+    unlock = {"request": request_id, "step": "token", "token": TOKEN}
+    for foreign in ("null", "http://evil.example", "http://127.0.0.1:9"):
+        refused = flow.http.post(CONSENT, data=unlock, headers={"Origin": foreign})
+        assert refused.status_code == 403, foreign
+        assert "Cross-origin requests are not allowed" in refused.text
+    unlocked = flow.http.post(CONSENT, data=unlock, headers={"Origin": APP_URL})
+    assert unlocked.status_code == 200, unlocked.text
+    assert unlocked.headers["referrer-policy"] == "same-origin"
+    assert field(unlocked.text, "ticket")
+
+
 def test_a_choice_needs_a_folder_and_a_deny_says_so_to_the_client(docs: Path, start_app: StartServer) -> None:
     folders(docs)
     server = start_app(docs)

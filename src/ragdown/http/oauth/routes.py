@@ -16,7 +16,9 @@ beside it:
 - The consent page (`/oauth/consent`), where `/authorize` sends the browser. First the server's owner
   gives the admin token (`RAGDOWN_TOKEN`, compared in constant time; a wrong one gets the page again and
   grants nothing; five drop the request); only then are the folders shown, to pick some or every one, and
-  the role (read, or read and write). A code is made only then, bound to the PKCE challenge, the client,
+  the role (read, or read and write). Its form is posted with the page's own `Origin` (its
+  `Referrer-Policy: same-origin`; the app's Origin check refuses any other, `null` included), and the
+  choice carries the ticket the token step gave (compared in constant time). A code is made only then, bound to the PKCE challenge, the client,
   its redirect_uri and the scopes picked. A server without a token (SECURE_LOCAL_NET: every caller is
   trusted anyway) asks no token: the page goes straight to the choice.
 - `OAuth`, the ASGI face the app's dispatch mounts before auth: the SDK's routes for each base URL
@@ -96,7 +98,10 @@ PAGE_HEADERS = {
     **NO_STORE,
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not no-referrer: under it a browser posts the page's form with `Origin: null`, which the app's Origin
+    # check refuses like any foreign page's. same-origin sends the page's own origin on its own form (what
+    # proves the post came from this page) and no Referer to anyone else: not the client it goes back to.
+    "Referrer-Policy": "same-origin",
     # No form-action: after the owner's answer the page is redirected to the client, which it must allow.
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
     "base-uri 'none'",
