@@ -313,6 +313,14 @@ def test_lists_hold_only_the_keys_folders(world: World, kind: str) -> None:
     hits = client.get("/api/search", params={"q": "kiwi"}).json()["hits"]
     assert hits
     assert {h["path"].split("/")[0] for h in hits} == {SEEN}
+    v1 = client.get("/api/v1/search", params={"query": "kiwi"}).json()["hits"]  # every folder it sees
+    assert v1
+    assert {(h["folder"], h["path"].split("/")[0]) for h in v1} == {(SEEN, SEEN)}
+    named = {
+        f: client.get("/api/v1/search", params={"query": "kiwi", "folder": f}) for f in (HIDDEN, MISSING)
+    }
+    assert named[HIDDEN].status_code == 404
+    assert _normalised(named[HIDDEN], (HIDDEN,)) == _normalised(named[MISSING], (MISSING,))
     trash = client.get("/api/trash").json()["trash"]
     assert trash
     assert {t["path"].split("/")[0] for t in trash} == {SEEN}
@@ -325,6 +333,8 @@ def test_the_admin_and_an_all_folders_key_see_every_folder(world: World) -> None
     for kind in ("admin", "read_all"):
         names = [f["name"] for f in world.client(kind).get("/api/folders").json()["folders"]]
         assert {SEEN, HIDDEN} <= set(names), kind
+        hits = world.client(kind).get("/api/v1/search", params={"query": "kiwi", "top_k": 10}).json()["hits"]
+        assert {SEEN, HIDDEN} <= {h["folder"] for h in hits}, kind
 
 
 # -- MCP: endpoints, tool sets, the root -------------------------------------------------------------

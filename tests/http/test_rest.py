@@ -297,6 +297,62 @@ def test_search_and_outline(server: Server) -> None:
     assert tree["tree"]["title"] == "Alpha"
 
 
+def test_a_search_over_every_folder_ranks_their_hits_together(
+    start_app: StartServer, docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One search over the folders, not one per folder merged: a folder's best hit is the best of its own
+    pools, and each folder's scores the same at the top whatever it holds, so a stray word in `attic/` came
+    before the answer in `help/`. `/api/v1/search` ranks every folder's hits on one scale; the client uses
+    it; a key searches its folders only."""
+    write(docs, "attic/weather.md", "# Weather\n\nA snapshot of the sky over the harbour.\n")
+    write(docs, "help/backups.md", "# Restore\n\nRestore a restic snapshot with restic restore latest.\n")
+    write(docs, "help/cooking.md", "# Soup\n\nOnions, stock and time.\n")
+    write(docs, "help/garden.md", "# Garden\n\nWater the tomatoes at dusk.\n")
+    store = KeyStore(docs)
+    attic_only, _ = store.create("attic-reader", ["attic"], "read")
+    server = start_app(docs)
+    api = server.api
+    query: dict[str, str | int] = {"query": "restic restore snapshot", "top_k": 3}
+    hits = ok(api.get("/api/v1/search", params=query))["hits"]
+    assert [(h["folder"], h["path"]) for h in hits[:2]] == [
+        ("help", "help/backups.md"),
+        ("attic", "attic/weather.md"),
+    ]
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert hits[0]["score"] > hits[1]["score"]  # one scale: the answer outranks a stray word elsewhere
+    assert hits[0]["heading"] == "Restore"
+
+    # Named folders only (repeated), each checked: a folder the key does not see is a missing one.
+    only = ok(
+        api.get("/api/v1/search", params=[("query", "snapshot"), ("folder", "attic"), ("folder", "attic")])
+    )
+    assert [h["path"] for h in only["hits"]] == ["attic/weather.md"]
+    both = ok(
+        api.get("/api/v1/search", params=[("query", "snapshot"), ("folder", "help"), ("folder", "attic")])
+    )
+    assert {h["folder"] for h in both["hits"]} == {"help", "attic"}
+    refused(api.get("/api/v1/search", params={"query": "x", "folder": "nowhere"}), 404, "not_found")
+    refused(api.get("/api/v1/search"), 400, "invalid")
+    key = server.client(token=attic_only)
+    assert {h["folder"] for h in ok(key.get("/api/v1/search", params=query))["hits"]} == {"attic"}
+    hidden = refused(key.get("/api/v1/search", params={"query": "x", "folder": "help"}), 404, "not_found")
+    missing = refused(key.get("/api/v1/search", params={"query": "x", "folder": "nowhere"}), 404, "not_found")
+    assert hidden["error"].replace("help", "X") == missing["error"].replace("nowhere", "X")
+
+    # `ragdown search QUERY`, the client, prints the server's one ranking.
+    remote = Remote(Target(url=server.url, key=None))
+    remote.http = server.api
+    capsys.readouterr()
+    asked = argparse.Namespace(
+        dir="restic restore snapshot", top_k=3, path_prefix=None, tag=None, folder=None, json=False
+    )
+    client_commands.search(asked, remote)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["help/backups.md", "attic/weather.md"]
+    assert " — Restore (similarity " in lines[0]
+
+
 def test_whoami_folders_and_the_dispatch(server: Server) -> None:
     api = server.api
     assert ok(api.get("/api/v1/whoami")) == {"who": "admin", "role": "admin", "folders": None, "key_id": None}

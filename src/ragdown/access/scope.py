@@ -26,6 +26,13 @@ class Scope:
     # None: every folder. `tools.root.mcp_folders` applies it, so each root tool sees only them.
     allowed: frozenset[str] | None = None
 
+    @classmethod
+    def over(cls, root: Path, folders: tuple[str, ...], allowed: frozenset[str] | None = None) -> Scope:
+        """Several folders as one scope: its `file_filter` makes one search over all of them, so its hits are
+        ranked together, on one scale (a search per folder ranks each on its own pools: their scores do
+        not compare). The root MCP endpoint's, `/api/v1/search`'s and the web UI's search over folders."""
+        return cls(root=root, folder="", folders=folders, allowed=allowed)
+
     @property
     def is_root(self) -> bool:
         return self.folders is not None

@@ -20,6 +20,7 @@ from ragdown.documents import LinkResolver, decode_text, find_links, heading_ran
 from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
 from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
+from ragdown.search.hybrid import Hit
 from ragdown.search.linking import folder_files, folder_resolver
 from ragdown.search.outline import find_node
 from ragdown.search.tags import normalise_tag
@@ -73,7 +74,8 @@ class RecallArgs(Args):
         return query
 
 
-async def recall(ctx: ToolContext, a: RecallArgs) -> str:
+async def recall_hits(ctx: ToolContext, a: RecallArgs) -> list[Hit]:
+    """The hits of a recall in `ctx.scope` (one folder, or several as one: `Scope.over`), logged."""
     await ctx.ready()
     flt = ctx.scope.file_filter(
         normalise_prefix(a.path_prefix or ""),
@@ -92,7 +94,17 @@ async def recall(ctx: ToolContext, a: RecallArgs) -> str:
         hits=log_hits(hits, ctx.scope.view),
         ms=round((time.perf_counter() - started) * 1000, 1),
     )
-    limit = a.max_chars if a.max_chars is not None else rt.text_limit
+    return hits
+
+
+def recall_limit(ctx: ToolContext, a: RecallArgs) -> int:
+    """Characters per hit: the call's `max_chars`, else `RAGDOWN_TEXT_LIMIT` (0 never clips)."""
+    return a.max_chars if a.max_chars is not None else ctx.runtime.text_limit
+
+
+async def recall(ctx: ToolContext, a: RecallArgs) -> str:
+    hits = await recall_hits(ctx, a)
+    limit = recall_limit(ctx, a)
     if a.format == "json":
         return recall_json(hits, limit, ctx.scope.view)
     return recall_text(hits, limit, ctx.scope.view)

@@ -67,8 +67,7 @@ def with_folder(spec: ToolSpec[Any, ToolContext]) -> ToolSpec[Any, ToolContext]:
             ctx = ToolContext(runtime=ctx.runtime, scope=folder_scope(ctx, folder))
         else:
             ctx = ToolContext(
-                runtime=ctx.runtime,
-                scope=Scope(root=ctx.scope.root, folder="", folders=tuple(mcp_folders(ctx.scope))),
+                runtime=ctx.runtime, scope=Scope.over(ctx.scope.root, tuple(mcp_folders(ctx.scope)))
             )
         return await spec.handler(ctx, a)
 

@@ -320,23 +320,24 @@ def restore(args: argparse.Namespace, remote: Remote) -> None:
 
 
 def search(args: argparse.Namespace, remote: Remote) -> None:
-    """`ragdown search QUERY`: every folder the key sees (or `--folder`s), hits merged by score."""
-    query = str(args.dir)
-    folders: list[str] = args.folder or [f["name"] for f in remote.call("GET", f"{API}/folders")["folders"]]
-    params = {"query": query, "top_k": args.top_k, "path_prefix": args.path_prefix, "tag": args.tag}
-    hits: list[dict[str, Any]] = []
-    for folder in folders:
-        for hit in remote.call("GET", folder_path(folder, "search"), params=params)["hits"]:
-            hits.append({**hit, "path": f"{folder}/{hit['path']}"})
-    hits.sort(key=lambda h: -float(h["score"]))
-    hits = hits[: args.top_k]
+    """`ragdown search QUERY`: every folder the key sees (or `--folder`s), in one search on the server
+    (`/api/v1/search`), so the hits of different folders are ranked on one scale."""
+    params = {
+        "query": str(args.dir),
+        "top_k": args.top_k,
+        "path_prefix": args.path_prefix,
+        "tag": args.tag,
+        "folder": args.folder or None,
+    }
+    body = remote.call("GET", f"{API}/search", params=params)
+    hits: list[dict[str, Any]] = body["hits"]
     lines = [
         f"{h['path']}:{h['line_start']}-{h['line_end']} — {h['heading'] or h['title']} ("
         + (f"similarity {h['similarity']:.2f}" if h["similarity"] is not None else "lexical")
         + ")"
         for h in hits
     ]
-    emit(args, {"hits": hits}, "\n".join(lines) if lines else "No matching documents.")
+    emit(args, body, "\n".join(lines) if lines else "No matching documents.")
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], None]] = {

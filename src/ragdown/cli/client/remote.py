@@ -128,7 +128,11 @@ class Remote:
 
     def call(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None) -> Any:
         """The JSON answer of one request, or a `ClientError` saying what went wrong."""
-        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        query = {
+            k: [_query_value(x) for x in v] if isinstance(v, list | tuple) else _query_value(v)
+            for k, v in (params or {}).items()
+            if v is not None
+        }
         try:
             response = self.http.request(method, path, params=query, json=body)
         except httpx.HTTPError as err:

@@ -189,7 +189,7 @@ async def search(api: Api, request: Request) -> Response:
     folders = (folder,) if folder else tuple(api.folders(request))
     if folder:
         api.folder_scope(request, folder)
-    flt = FileFilter(folders=folders, tag=normalise_tag(tag) if tag else None)
+    flt = Scope.over(api.root, folders).file_filter(tag=normalise_tag(tag) if tag else None)
     rt = api.runtime
     opts = rt.search_options(int(raw_top))
     hits = await asyncio.to_thread(api.engine.search, query, flt, opts)

@@ -2,7 +2,8 @@
 
 ReadmeDB's file routes (`GET/POST /files`, `GET/PUT/DELETE /files/{path}`, its names: `name`, `content`,
 `sizeBytes`, `updatedAt`…) plus the rest of what the tools do (search, outline, history, one version, diff,
-restore, append, patch, edit, move), each under `/api/v1/folders/{folder}/`. Each route is one `Endpoint`:
+restore, append, patch, edit, move), each under `/api/v1/folders/{folder}/`, and one search over several
+folders (`/api/v1/search`, ranked together: `Scope.over`). Each route is one `Endpoint`:
 its argument model (a tool's own `Args` model wherever one fits, so MCP, REST, the OpenAPI document and the
 CLI client validate alike), its answer model (what `http/openapi.py` documents and every answer is dumped
 through), and the function that runs it: a tool's handler through its `ToolSpec` (search, history,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 from urllib.parse import unquote
 
 from pydantic import ValidationError
@@ -106,11 +107,26 @@ class Endpoint:
 
     async def _arguments(self, request: Request) -> dict[str, Any]:
         if not self.in_body:
-            return {k: v for k, v in request.query_params.items() if k not in self.hidden}
+            query = request.query_params
+            lists = repeatable(self.args)
+            return {
+                k: query.getlist(k) if k in lists else v for k, v in query.items() if k not in self.hidden
+            }
         body = await json_body(request)
         if not isinstance(body, dict):
             raise bad_request("send a JSON object")
         return {k: v for k, v in body.items() if k not in self.hidden}
+
+
+def repeatable(model: type[Args]) -> frozenset[str]:
+    """The fields a query string may repeat (`folder=a&folder=b`): those that hold a list."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        union = get_origin(info.annotation) in (Union, UnionType)
+        kinds = get_args(info.annotation) if union else (info.annotation,)
+        if any(get_origin(kind) is list for kind in kinds):
+            out.add(name)
+    return frozenset(out)
 
 
 def parse(model: type[Args], raw: dict[str, Any]) -> Any:

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragdown.access.scope import Scope
 from ragdown.core.atomic import sha256_hex
 from ragdown.core.errors import Refusal, not_found
-from ragdown.core.paths import normalise_prefix, split_safe
+from ragdown.core.paths import normalise_prefix, shown, split_safe
 from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
 from ragdown.documents.replacements import Edit, apply_replacements
@@ -29,7 +30,9 @@ from ragdown.http.rest.models import (
     FilesAnswer,
     FolderArgs,
     FolderEntry,
+    FolderHit,
     FoldersAnswer,
+    FoldersSearchAnswer,
     HistoryAnswer,
     ListFilesArgs,
     MoveAnswer,
@@ -41,6 +44,7 @@ from ragdown.http.rest.models import (
     QuotaAnswer,
     RestoreAnswer,
     SearchAnswer,
+    SearchFoldersArgs,
     TrashAnswer,
     TreeAnswer,
     VersionAnswer,
@@ -48,10 +52,11 @@ from ragdown.http.rest.models import (
     WhoAnswer,
     WriteAnswer,
 )
+from ragdown.search.format import hit_json
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, restore
 from ragdown.tools.outline import OUTLINE, OutlineArgs
-from ragdown.tools.read import RECALL, RecallArgs, file_lines
+from ragdown.tools.read import RECALL, RecallArgs, file_lines, recall_hits, recall_limit
 from ragdown.tools.versions import followed, trash_json, trashed, version_bytes
 from ragdown.tools.write import EditArgs, MoveArgs, lint_warnings, move_path
 from ragdown.toolsets.readmedb.base import created_ms, head, ms, updated_ms
@@ -330,6 +335,23 @@ async def search(call: Call, a: RecallArgs) -> Reply:
     """`ragdown_recall`, through its ToolSpec, in its JSON format."""
     text = await RECALL.handler(call.ctx, a)
     return Reply(SearchAnswer.model_validate(json.loads(str(text))))
+
+
+async def search_folders(call: Call, a: SearchFoldersArgs) -> Reply:
+    """`ragdown_recall` over several folders at once (`Scope.over`): one search, one ranking, so a hit's
+    score means the same whichever folder it is in. A folder the key does not see is a missing one."""
+    ctx = call.ctx
+    seen = call.access.visible(await ctx.run(list_folders, ctx.docs_root))
+    asked = list(dict.fromkeys(a.folder or ()))
+    for name in asked:
+        if name not in seen:
+            raise not_found(f"no such folder: {shown(name)}")
+    scope = Scope.over(ctx.docs_root, tuple(asked or seen))
+    over = ToolContext(runtime=ctx.runtime, scope=scope)
+    hits = await recall_hits(over, a)
+    limit = recall_limit(over, a)
+    found = [FolderHit.model_validate({**hit_json(h, limit), "folder": h.chunk.folder}) for h in hits]
+    return Reply(FoldersSearchAnswer(hits=found))
 
 
 async def history(call: Call, a: Any) -> Reply:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.tools.base import Args
+from ragdown.tools.read import RecallArgs
 from ragdown.toolsets.readmedb.files import ListArgs, PatchArgs
 
 PATH_MAX_CHARS = 1024
@@ -147,6 +148,17 @@ class SearchAnswer(Answer):
     hits: list[Hit]
 
 
+class FolderHit(Hit):
+    """A hit of a search over several folders: its path names its folder first."""
+
+    path: str = Field(description="The document's path with its folder first: `work/backups.md`.")
+    folder: str
+
+
+class FoldersSearchAnswer(Answer):
+    hits: list[FolderHit] = Field(description="Best first, ranked together: one search over the folders.")
+
+
 class VersionEntry(Answer):
     version: int
     at: str
@@ -257,6 +269,17 @@ class AppendArgs(Named):
 
 class PatchRestArgs(PatchArgs):
     base_hash: Annotated[str | None, Field(max_length=64)] = None
+
+
+class SearchFoldersArgs(RecallArgs):
+    """`ragdown_recall`'s arguments, and the folders to search."""
+
+    folder: Annotated[
+        list[Annotated[str, Field(min_length=1)]] | None,
+        Field(
+            description="Only these folders (repeat it: folder=a&folder=b); left out, every folder this key sees."
+        ),
+    ] = None
 
 
 class VersionArgs(Named):
