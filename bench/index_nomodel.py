@@ -47,7 +47,7 @@ def ragdown_argv(*args: str) -> list[str]:
     script = Path(sys.executable).with_name("ragdown")
     if script.is_file():
         return [str(script), *args]
-    return [sys.executable, "-c", "import sys; from ragdown.cli import main; sys.exit(main())", *args]
+    return [sys.executable, "-c", "import sys; from ragdown.cli.main import main; sys.exit(main())", *args]
 
 
 def env_for(src: Path, home: Path) -> dict[str, str]:

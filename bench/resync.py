@@ -307,7 +307,7 @@ IMPORTS = (
     "yaml",
 )
 _LOAD_MINILM = (
-    "import time, tempfile; from pathlib import Path; from ragdown.index.embedders import load_embedder; "
+    "import time, tempfile; from pathlib import Path; from ragdown.embedders import load_embedder; "
     "t = time.perf_counter(); load_embedder('minilm', models_dir=Path(tempfile.gettempdir()), threads=1); "
     "print((time.perf_counter() - t) * 1000)"
 )

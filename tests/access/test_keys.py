@@ -157,7 +157,7 @@ def test_another_process_sees_a_key_made_and_revoked_here_at_once(root: Path) ->
     store = KeyStore(root)  # as a running server holds it: read once, then on each change
     assert store.verify("rdk_" + "x" * 43) is None
     code = (
-        "import sys; from pathlib import Path; from ragdown.keys import KeyStore; "
+        "import sys; from pathlib import Path; from ragdown.access.keys import KeyStore; "
         "s, _ = KeyStore(Path(sys.argv[1])).create('elsewhere', ['work'], 'write'); print(s)"
     )
     made = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
@@ -165,7 +165,7 @@ def test_another_process_sees_a_key_made_and_revoked_here_at_once(root: Path) ->
     found = store.verify(secret)
     assert found is not None
     assert found.name == "elsewhere"
-    revoke = "import sys; from pathlib import Path; from ragdown.keys import KeyStore; KeyStore(Path(sys.argv[1])).revoke('elsewhere')"
+    revoke = "import sys; from pathlib import Path; from ragdown.access.keys import KeyStore; KeyStore(Path(sys.argv[1])).revoke('elsewhere')"
     subprocess.run([sys.executable, "-c", revoke, str(root)], check=True)
     assert store.verify(secret) is None
 
