@@ -100,7 +100,7 @@ def test_create_put_and_conflicts(server: Server) -> None:
     assert (server.docs / "work/new/n.md").read_text() == "# N\n\n[[nothing]]\n"
     # POST creates only
     taken = refused(api.post(f"{V1}/work/files", json={"name": "new/n.md", "content": "x"}), 409, "conflict")
-    assert "already exists" in taken["error"]
+    assert taken["error"] == "new/n.md already exists"  # its folder-relative path, the directory too
     assert (server.docs / "work/new/n.md").read_text() == "# N\n\n[[nothing]]\n"
 
     # PUT with a stale base_hash changes nothing; with the hash it read, it replaces

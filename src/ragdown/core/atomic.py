@@ -104,14 +104,15 @@ def _keep_mode(tmp: Path, target: Path) -> None:
         os.chmod(tmp, target.stat().st_mode & 0o7777)
 
 
-def write_new(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Create `path` with `data`; refuse (a `conflict`) if anything is already there. Never half-written.
-    `mode` (less the umask) is the new file's from its first byte (0o600 for a file of secrets' hashes)."""
+def write_new(path: Path, data: bytes, *, mode: int = 0o644, display: str | None = None) -> None:
+    """Create `path` with `data`; refuse (a `conflict`, naming it `display`, the path as the caller gave it)
+    if anything is already there. Never half-written. `mode` (less the umask) is the new file's from its
+    first byte (0o600 for a file of secrets' hashes)."""
     tmp = _temp_beside(path, data, mode)
     try:
         os.link(tmp, path)
     except FileExistsError:
-        raise conflict(f"{path.name} already exists") from None
+        raise conflict(f"{display or path.name} already exists") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

@@ -126,7 +126,7 @@ def write_settings_file(directory: Path, data: dict[str, Any]) -> None:
     if path.exists():
         atomic.replace(path, text.encode())
     else:
-        atomic.write_new(path, text.encode())
+        atomic.write_new(path, text.encode(), display=f"{directory.name}/{SETTINGS_FILE}")
 
 
 def validate_folder_name(raw: Any) -> str:

@@ -221,7 +221,7 @@ def save(
         if old is None:
             with disk_errors(display):
                 make_parents(path, display)
-                atomic.write_new(path, data)
+                atomic.write_new(path, data, display=display)
         else:
             # An editor that does not take our lock may have saved since the read above: theirs wins.
             check_base(sha256_hex(old), read_current(path, display), display)
@@ -242,7 +242,7 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
         quota.check(limits, None, data, display)
         with disk_errors(display):
             make_parents(path, display)
-            atomic.write_new(path, data)
+            atomic.write_new(path, data, display=display)
     if journal is not None:
         journal.saved(path, None, data)
         journal.finished(path)
