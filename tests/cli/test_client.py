@@ -169,6 +169,8 @@ def test_documents_end_to_end(served: Served, ragdown: Ragdown, tmp_path: Path) 
     refusal = failed(ragdown("write", "work/new.md", "# Other\n", "-n"))
     assert refusal == "ragdown: conflict: new.md already exists (-n: left as it is)"
     assert (served.docs / "work/new.md").read_text() == "# New\n"
+    forged = failed(ragdown("write", "work/forged\n- evil.md", "# X\n"))  # one line, nothing written
+    assert "names must not hold control characters (here U+000A)" in forged
     assert ok(ragdown("write", "work/new.md", stdin="# New 2\n\n[[nowhere]]\n")).out.startswith(
         "wrote work/new.md"
     )

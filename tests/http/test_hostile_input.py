@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -119,3 +120,43 @@ def test_no_write_route_makes_a_document_the_index_would_skip(docs: Path, start_
     assert big.status_code == 413, big.text
     assert not (docs / "ops/big.md").exists()
     assert MAX_DOCUMENT_BYTES > 4 * 1024 * 1024
+
+
+# Names that would forge lines, terminal sequences or a reversed reading in a listing (issue 6).
+CONTROL_NAMES = [
+    "a\nb.md",
+    "a\rb.md",
+    "a\tb.md",
+    "a\x1b[31mb.md",
+    "a\x7fb.md",
+    "a\x85b.md",
+    "a\u2028b.md",
+    "a\u2029b.md",
+    "a\u202eb.md",
+    "a\u2066b.md",
+    "sub\n/b.md",
+]
+
+
+@pytest.mark.parametrize("name", CONTROL_NAMES)
+def test_a_name_with_a_control_character_is_refused_by_every_http_write(
+    docs: Path, start_app: StartServer, name: str
+) -> None:
+    ops_folder(docs)
+    api = start_app(docs).api
+    before = sorted(os.listdir(docs / "ops"))
+    v1 = "/api/v1/folders/ops/files"
+    answers = [
+        api.post(v1, json={"name": name, "content": "# X\n"}),
+        api.put(f"{v1}/{quote(name, safe='')}", json={"content": "# X\n"}),
+        api.post(f"{v1}/backups.md/move", json={"to": name}),
+        api.post("/api/doc", json={"path": f"ops/{name}", "text": "# X\n"}),
+        api.post("/api/move", json={"from": "ops/backups.md", "to": f"ops/{name}"}),
+        api.post("/api/folders", json={"name": name.removesuffix(".md")}),
+        api.patch("/api/folders/ops", json={"name": name.removesuffix(".md")}),
+    ]
+    for answer in answers:
+        assert answer.status_code == 400, (answer.request.url, answer.text)
+        assert "control characters" in answer.json()["error"]
+    assert sorted(os.listdir(docs / "ops")) == before
+    assert sorted(os.listdir(docs)) == ["ops"]

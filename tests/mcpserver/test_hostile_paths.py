@@ -7,7 +7,7 @@ documents. Whatever path comes in, after every call:
 - no answer holds a word of a file the server must not read (the canary, the dot-folder's, node_modules');
 - nothing outside the docs dir was written, moved or deleted, and neither were the files that are not
   documents inside it; the docs dir gained files only where the indexer walks (no dot-folder, no
-  node_modules, no symlinked directory) and only Markdown ones;
+  node_modules, no symlinked directory), only Markdown ones, and none whose name holds a control character;
 - a refusal is an `isError` result with a message, never a transport error or "failed unexpectedly".
 
 How it runs under anyio: one `ragdown stdio` process per module (starting one per example is far too
@@ -31,13 +31,15 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
 
 from ragdown.access.scope import Scope
+from ragdown.core.paths import unsafe_character
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
 from ragdown.history import HISTORY_DIR
 from tests.conftest import write
-from tests.mcpserver.conftest import Endpoint, Session, stdio_params, stdio_session
+from tests.mcpserver.conftest import Connect, Endpoint, Session, stdio_params, stdio_session
 
 EXAMPLES = 60
 CANARY = "# Canary\n\nCANARY SECRET zq7f3a9cxv do not leak\n"
@@ -113,6 +115,8 @@ KNOWN = [
     "../outside/canary.md ",
     "\t..",
     "..\n/x.md",
+    "forged\n- x.md",
+    "bidi\u202edm.md",
     "~/x.md",
     "$HOME/x.md",
     "file:///etc/passwd",
@@ -243,6 +247,7 @@ class Arena:
             if rel in self.before_docs:
                 continue
             assert walked_by_the_indexer(rel), f"{where} made {rel}"
+            assert unsafe_character(rel) is None, f"{where} made {rel!r}, a name that forges listings"
             assert isinstance(content, bytes) or content == "dir", f"{where} made the link {rel}"
             if content != "dir":
                 assert rel.lower().endswith((".md", ".markdown", ".mdx")), f"{where} wrote {rel}"
@@ -378,3 +383,39 @@ async def test_paths_that_are_not_unicode_are_refused(docs: Path, open_engine: C
                 assert error, f"{name}({args!r}) answered: {text}"
                 assert "Unicode" in text, f"{name}({args!r}): {text}"
     assert sorted(p.name for p in docs.iterdir()) == ["keep.md"]
+
+
+CONTROL_NAMES = ["new\nline.md", "cr\r.md", "esc\x1b[2J.md", "c1\x85.md", "ls\u2028.md", "rlo\u202egnp.md"]
+
+
+@pytest.mark.anyio
+async def test_names_with_control_characters_are_refused_by_every_tool_set(
+    docs: Path, open_engine: Callable[..., Engine], connect: Connect
+) -> None:
+    """Issue 6: a line break, an escape, a line separator or a bidirectional override in a name forged lines
+    in `ragdown_list`. Refused at every write of every tool set, as NUL is, and nothing is written."""
+    write(docs, "keep.md", KEEP)
+    write(docs, "victim.md", VICTIM)
+    write(docs, "sub/doc.md", "# Doc\n")
+    engine = open_engine(docs)
+    scope = Endpoint(Runtime(engine.settings, engine), Scope(root=engine.root, folder=""))
+    for raw in CONTROL_NAMES:
+        for tool in ("write", "move.to", "remember.name", "list.path_prefix"):
+            for flag in (False, True):
+                name, args = TOOLS[tool](None, raw, flag)
+                text, error = await scope.call(name, **args)
+                assert error, f"{name}({args!r}) answered: {text}"
+                assert "control characters" in text, f"{name}({args!r}): {text}"
+        missing = await scope.error("ragdown_read_doc", path=raw)
+        assert len(missing.splitlines()) == 1, missing  # the name said back forges no line either
+    async with connect(docs, RAGDOWN_TOOLSET="readmedb") as s:
+        for raw in CONTROL_NAMES:
+            assert "INVALID_NAME" in await s.error("write_file", name=raw, content="# X\n")
+            assert "INVALID_NAME" in await s.error("append_to_file", name=raw, content="more")
+            assert "INVALID_NAME" in await s.error("move_file", **{"from": "victim.md", "to": raw})
+    async with connect(docs, RAGDOWN_TOOLSET="hallouminate") as s:
+        for raw in CONTROL_NAMES:
+            with pytest.raises(MCPError) as refused:  # this tool set says a refusal as a JSON-RPC error
+                await s.client.call_tool("add_markdown", {"corpus": docs.name, "path": raw, "content": "# X"})
+            assert "control characters" in str(refused.value)
+    assert sorted(p.name for p in docs.iterdir()) == ["keep.md", "sub", "victim.md"]

@@ -111,3 +111,43 @@ def test_the_watcher_keeps_watching_beside_a_directory_named_in_bytes(
         assert time.monotonic() < deadline, f"the watcher never synced work/d.md (mode {watcher.mode})"
         time.sleep(0.1)
     assert watcher.mode.startswith("watching")
+
+
+async def test_a_file_named_with_a_control_character_is_skipped_with_its_reason(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    """Issue 6 on disk: a name with a line break, an escape, a line separator or a bidirectional override,
+    made outside ragdown, is skipped and counted with why (it would forge lines in every listing), and
+    the walk goes on past it."""
+    write(docs, "ok.md", "# OK\n\nfound by its words")
+    write(docs, "forged\n- evil.md (by admin).md", "# Forged")
+    write(docs, "rlo\u202egnp.md", "# Reversed")
+    write(docs, "dir\x1b[2J/inner.md", "# Inner")
+    write(docs, "sep\u2028.md", "# Separator")
+    engine = open_engine(docs)
+    report = engine.sync()
+    assert (report["added"], report["skipped"]) == (0, 4)
+    end = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
+    listing = await end.ok("ragdown_list")
+    assert listing.split("\n")[0] == "documents: 1", listing
+    assert "evil" not in listing
+    stats = json.loads(await end.ok("ragdown_stats", include_files=True))
+    reasons = {item["path"]: item["reason"] for item in stats["skipped_files"]}
+    assert set(reasons) == {
+        "forged\\n- evil.md (by admin).md",
+        "rlo\\u202egnp.md",
+        "dir\\x1b[2J/",
+        "sep\\u2028.md",
+    }
+    assert reasons["rlo\\u202egnp.md"] == "its name holds the control character U+202E: rename it to index it"
+    # Renamed, the file is indexed and leaves the skipped list.
+    os.rename(docs / "rlo\u202egnp.md", docs / "png.md")
+    report = engine.sync()
+    assert (report["added"], report["skipped"]) == (1, 3)
+
+
+def test_a_folder_named_with_a_control_character_is_listed_nowhere(docs: Path) -> None:
+    write(docs, "work/a.md", "# A")
+    write(docs, "evil\nwork/a.md", "# A")
+    write(docs, "\u202ekrow/a.md", "# A")
+    assert list_folders(docs) == ["work"]

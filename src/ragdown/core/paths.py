@@ -23,7 +23,11 @@ SHOWN_MAX = 100  # characters of a path quoted back in a refusal
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Characters no name may hold, since they forge what a listing of names shows: the control characters
+# (C0, DEL and C1: a line break starts a forged line, ESC a terminal sequence), the line and paragraph
+# separators (U+2028, U+2029) and the bidirectional controls (ALM U+061C, LRM/RLM U+200E-200F, the embeddings
+# and overrides U+202A-202E, the isolates U+2066-2069), which show a name as another.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def is_markdown(name: str) -> bool:
@@ -46,6 +50,35 @@ def is_text(name: str) -> bool:
     return True
 
 
+def unsafe_character(name: str) -> str | None:
+    """The first character in `name` that no name may hold (`_UNSAFE`), as `U+000A`; None when there is none."""
+    found = _UNSAFE.search(name)
+    return f"U+{ord(found[0]):04X}" if found else None
+
+
+def name_problem(name: str) -> str | None:
+    """Why a file's or folder's name on disk is one ragdown cannot carry (the walk skips it, with this
+    reason): not UTF-8 text, or a character no name may hold. None when it is usable."""
+    if not is_text(name):
+        return "its name is not valid UTF-8 text: rename it to index it"
+    found = unsafe_character(name)
+    if found:
+        return f"its name holds the control character {found}: rename it to index it"
+    return None
+
+
+def is_usable(name: str) -> bool:
+    """A name on disk the walk takes: Unicode text without a character no name may hold."""
+    return name_problem(name) is None
+
+
+def printable_name(name: str) -> str:
+    """A name on disk as one line of text: bytes that are not UTF-8 as `\\udcff`, characters no name may hold
+    escaped (`\\n`, `\\x1b`, `\\u2028`)."""
+    text = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _UNSAFE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def shown(raw: str) -> str:
     """A caller's path quoted back in a message: shortened, and printable whatever it holds."""
     text = raw if len(raw) <= SHOWN_MAX else raw[:SHOWN_MAX] + "…"
@@ -62,6 +95,12 @@ def _segments(raw: str, what: str) -> list[str]:
         raise bad_request(f"{what} must not contain a NUL character")
     if not is_text(raw):
         raise bad_request(f"{shown(raw)} is not valid Unicode text")
+    found = unsafe_character(raw)
+    if found:
+        raise bad_request(
+            f"{shown(raw)}: names must not hold control characters (here {found}): no line breaks, tabs, "
+            "escapes, line separators or bidirectional controls"
+        )
     if "\\" in raw:
         raise bad_request(f"{shown(raw)}: use / in paths, not backslashes")
     if raw.startswith("/") or _DRIVE.match(raw):
@@ -75,7 +114,8 @@ def _segments(raw: str, what: str) -> list[str]:
 def split_safe(raw: str) -> list[str]:
     """The segments of a relative path a caller names, or a refusal saying why it cannot be used.
 
-    Refused: empty, absolute or drive paths, backslashes, NUL, text that is not Unicode, URL-encoded escapes,
+    Refused: empty, absolute or drive paths, backslashes, NUL and the other control characters (`_UNSAFE`),
+    text that is not Unicode, URL-encoded escapes,
     `..`, dot segments (`.obsidian`, `.git`), `node_modules`, and names or paths longer than a filesystem
     takes.
     """
@@ -103,7 +143,9 @@ def normalise_prefix(raw: str) -> str:
         return ""
     try:
         parts = _segments(raw.strip().replace("\\", "/"), "path_prefix")
-    except Refusal:
+    except Refusal as err:
+        if "outside the docs folder" not in err.message:
+            raise  # NUL, a control character, text that is not Unicode: said as such
         raise bad_request(f"path_prefix {shown(raw)} is outside the docs folder") from None
     return "/".join(parts)
 
@@ -139,16 +181,16 @@ def folder_name(raw: object) -> str:
         or name.startswith("-")
         or "/" in name
         or "\\" in name
-        or _CONTROL.search(name)
+        or _UNSAFE.search(name)
         or len(name) > FOLDER_NAME_MAX
     ):
         raise bad_request(
-            f"{shown(name)} is not a usable folder name: one name without / or \\, not starting with . or -, "
-            f"not node_modules, at most {FOLDER_NAME_MAX} characters"
+            f"{shown(name)} is not a usable folder name: one name without / or \\ or control characters, not "
+            f"starting with . or -, not node_modules, at most {FOLDER_NAME_MAX} characters"
         )
     return name
 
 
 def is_folder_name(name: str) -> bool:
-    """A directory at the top of the docs dir that is a folder: not hidden, and a name that is text."""
-    return not is_hidden(name) and is_text(name)
+    """A directory at the top of the docs dir that is a folder: not hidden, and a name ragdown can carry."""
+    return not is_hidden(name) and is_usable(name)

@@ -42,7 +42,7 @@ from ragdown.core.errors import (
     rate_limited,
     unavailable,
 )
-from ragdown.core.paths import is_text
+from ragdown.core.paths import is_usable, printable_name
 from ragdown.engine.engine import NotReady
 from ragdown.engine.runtime import Runtime
 from ragdown.http import keyroutes, openapi
@@ -324,8 +324,8 @@ class RagdownApp:
         try:
             if folder is not None:
                 name = unquote(folder, errors="strict")
-                if not is_text(name):
-                    raise not_found(f"no such folder: {printable(name)}")
+                if not is_usable(name):
+                    raise not_found(f"no such folder: {printable_name(name)}")
                 return await handler(self.api, request, name)  # type: ignore[no-any-return]
             return await handler(self.api, request)  # type: ignore[no-any-return]
         except Refusal as err:

@@ -29,7 +29,7 @@ from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmb
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.records import PendingFile
 from ragdown.vault.ignore import IgnoreRules
-from ragdown.vault.walk import NOT_TEXT, FileStat, folder_of, walk_markdown
+from ragdown.vault.walk import FileStat, folder_of, walk_markdown
 
 log = logging.getLogger(__name__)
 
@@ -261,12 +261,13 @@ class Indexer:
         changed = [f for f in walked.files if f not in indexed]
         report.unchanged = len(walked.files) - len(changed)
         skipped = self.store.skipped_states()
-        for name in walked.unusable:  # a name no database or encoder takes: recorded under a printable one
-            report.skipped[name] = NOT_TEXT
-            if skipped.get(name, (0, 0, ""))[2] != NOT_TEXT:
-                log.warning("skipping %s: %s", name, NOT_TEXT)
-                self.store.mark_skipped(name, 0, 0, NOT_TEXT)
-                skipped[name] = (0, 0, NOT_TEXT)
+        # A name ragdown cannot carry, with why: recorded under a printable one.
+        for name, why in walked.unusable.items():
+            report.skipped[name] = why
+            if skipped.get(name, (0, 0, ""))[2] != why:
+                log.warning("skipping %s: %s", name, why)
+                self.store.mark_skipped(name, 0, 0, why)
+                skipped[name] = (0, 0, why)
 
         gone: list[str] = []
         if report.unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk

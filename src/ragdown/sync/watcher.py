@@ -18,7 +18,7 @@ from pathlib import Path
 
 import watchfiles
 
-from ragdown.core.paths import is_hidden, is_markdown, is_text
+from ragdown.core.paths import is_hidden, is_markdown, is_usable
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,11 @@ def watched_directories(root: Path) -> list[str]:
             continue
         for entry in entries:
             try:
-                if entry.is_dir(follow_symlinks=False) and not is_hidden(entry.name) and is_text(entry.name):
+                if (
+                    entry.is_dir(follow_symlinks=False)
+                    and not is_hidden(entry.name)
+                    and is_usable(entry.name)
+                ):
                     out.append(entry.path)
                     stack.append(entry.path)
             except OSError:

@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from ragdown.core.atomic import SHORT_HASH, sha256_hex
 from ragdown.core.config import SEARCH_TOP_K, bounds
 from ragdown.core.errors import Refusal, bad_request, not_found
-from ragdown.core.paths import is_markdown, normalise_prefix, split_safe
+from ragdown.core.paths import is_markdown, normalise_prefix, printable_name, split_safe
 from ragdown.core.times import iso_seconds, parse_since
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
 from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
@@ -170,7 +170,9 @@ def numbered(lines: Sequence[str], first: int) -> list[str]:
 
 
 def _no_such(raw: str) -> Refusal:
-    return not_found(f"no such document: {raw} (not a path, and no document by that name or alias)")
+    return not_found(
+        f"no such document: {printable_name(raw)} (not a path, and no document by that name or alias)"
+    )
 
 
 def scope_resolver(ctx: ToolContext, store: IndexStore) -> LinkResolver:

@@ -15,8 +15,8 @@ from typing import Any
 
 from ragdown.core import atomic
 from ragdown.core.config import HOOK_KEYS, problem
-from ragdown.core.errors import conflict, printable
-from ragdown.core.paths import folder_name, is_hidden, is_text
+from ragdown.core.errors import conflict
+from ragdown.core.paths import folder_name, is_hidden, name_problem, printable_name
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +140,8 @@ _reported_unusable: set[str] = set()
 def list_folders(root: Path) -> list[str]:
     """Top-level directories of the docs dir that the indexer walks, sorted.
 
-    A directory whose name is not UTF-8 text is listed nowhere (and logged once): no JSON answer, database
-    or watcher can carry its name.
+    A directory whose name ragdown cannot carry (not UTF-8 text, or holding a control character:
+    `paths.name_problem`) is listed nowhere (and logged once).
     """
     out: list[str] = []
     try:
@@ -154,13 +154,12 @@ def list_folders(root: Path) -> list[str]:
                 continue
         except OSError:
             continue
-        if not is_text(entry.name):
-            shown_name = printable(entry.name)
+        problem = name_problem(entry.name)
+        if problem is not None:
+            shown_name = printable_name(entry.name)
             if shown_name not in _reported_unusable:
                 _reported_unusable.add(shown_name)
-                log.warning(
-                    "%s/%s is not a folder ragdown can use: its name is not UTF-8 text", root, shown_name
-                )
+                log.warning("%s/%s is not a folder ragdown can use: %s", root, shown_name, problem)
             continue
         out.append(entry.name)
     return out

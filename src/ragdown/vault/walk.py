@@ -1,5 +1,6 @@
 """Which files the index reads: Markdown under the docs dir, never hidden names (`paths.is_hidden`) or
-symlinks; names that are not Unicode text are set aside with a reason instead of breaking the sync."""
+symlinks; names ragdown cannot carry (not Unicode text, or holding a control character: `paths.name_problem`)
+are set aside with a reason instead of breaking the sync or forging lines in a listing."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ragdown.core.paths import MARKDOWN_EXTENSIONS, is_hidden, is_markdown, is_text
+from ragdown.core.paths import (
+    MARKDOWN_EXTENSIONS,
+    is_hidden,
+    is_markdown,
+    is_usable,
+    name_problem,
+    printable_name,
+)
 from ragdown.vault.ignore import IgnoreRules
 
 log = logging.getLogger(__name__)
-
-NOT_TEXT = "its name is not valid UTF-8 text: rename it to index it"
 
 
 class FileStat(NamedTuple):
@@ -31,13 +37,9 @@ class FileStat(NamedTuple):
 class WalkResult:
     files: list[FileStat]
     loose: list[str]  # serve mode: Markdown directly in the docs dir, listed but never indexed
-    # Markdown files, and directories, whose name is not UTF-8: docs-relative, printable (`bad\udcff.md`
-    # shown as `bad\\udcff.md`), never indexed.
-    unusable: list[str] = field(default_factory=list)
-
-
-def printable_path(rel: str) -> str:
-    return rel.encode("utf-8", "backslashreplace").decode("utf-8")
+    # Markdown files, and directories, whose name ragdown cannot carry, with why: docs-relative, printable
+    # (`bad\udcff.md` shown as `bad\\udcff.md`, a line break as `\\n`), never indexed.
+    unusable: dict[str, str] = field(default_factory=dict)
 
 
 def folder_of(path: str, *, folders: bool) -> str:
@@ -57,7 +59,7 @@ def walk_markdown(
     """
     files: list[FileStat] = []
     loose: list[str] = []
-    unusable: list[str] = []
+    unusable: dict[str, str] = {}
     stack: list[tuple[str, str]] = [(os.path.join(root, under) if under else str(root), under)]
     while stack:
         directory, rel = stack.pop()
@@ -66,7 +68,7 @@ def walk_markdown(
                 entries = list(it)
         except OSError as err:
             log.warning(
-                "skipping unreadable directory %s: %s", printable_path(directory), err.strerror or err
+                "skipping unreadable directory %s: %s", printable_name(directory), err.strerror or err
             )
             continue
         # The rules are asked about each entry only where some rule applies (most vaults have none).
@@ -78,8 +80,9 @@ def walk_markdown(
                 if entry.is_dir(follow_symlinks=False):
                     if is_hidden(name):
                         continue
-                    if not is_text(name):
-                        unusable.append(printable_path(f"{rel}{name}/"))
+                    problem = name_problem(name)
+                    if problem is not None:
+                        unusable[printable_name(f"{rel}{name}/")] = problem
                     elif asked is None or not asked.ignored(rel + name, is_dir=True):
                         stack.append((entry.path, f"{rel}{name}/"))
                     continue
@@ -90,8 +93,9 @@ def walk_markdown(
                     or not entry.is_file(follow_symlinks=False)
                 ):
                     continue
-                if not is_text(name):
-                    unusable.append(printable_path(rel + name))
+                problem = name_problem(name)
+                if problem is not None:
+                    unusable[printable_name(rel + name)] = problem
                     continue
                 if folders and not rel:
                     loose.append(name)
@@ -100,13 +104,12 @@ def walk_markdown(
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as err:
-                log.warning("skipping %s: %s", printable_path(entry.path), err.strerror or err)
+                log.warning("skipping %s: %s", printable_name(entry.path), err.strerror or err)
                 continue
             files.append(FileStat(rel + name, st.st_size, st.st_mtime_ns))
     files.sort()  # by path: paths are unique, so the other fields never decide
     loose.sort()
-    unusable.sort()
-    return WalkResult(files, loose, unusable)
+    return WalkResult(files, loose, dict(sorted(unusable.items())))
 
 
 def loose_markdown(root: Path) -> list[str]:
@@ -120,15 +123,15 @@ def loose_markdown(root: Path) -> list[str]:
         for e in entries
         if not is_hidden(e.name)
         and is_markdown(e.name)
-        and is_text(e.name)
+        and is_usable(e.name)
         and e.is_file(follow_symlinks=False)
     ]
     return sorted(names)
 
 
 def tree_files(directory: Path, descend: Callable[[Path], bool] | None = None) -> Iterator[os.DirEntry[str]]:
-    """Every regular file below `directory` the index's walk would see: hidden names, names that are not
-    text and symlinks left out; a subdirectory is entered only when `descend(path)` allows it (the ignore
+    """Every regular file below `directory` the index's walk would see: hidden names, names it cannot carry
+    and symlinks left out; a subdirectory is entered only when `descend(path)` allows it (the ignore
     rules, for callers that apply them). Unreadable directories are skipped. Markdown or not: callers pick."""
     stack = [directory]
     while stack:
@@ -140,7 +143,7 @@ def tree_files(directory: Path, descend: Callable[[Path], bool] | None = None) -
             continue
         for entry in entries:
             name = entry.name
-            if is_hidden(name) or not is_text(name):
+            if is_hidden(name) or not is_usable(name):
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdown.core.paths import is_hidden, is_markdown, is_text
+from ragdown.core.paths import is_hidden, is_markdown, is_usable
 from ragdown.documents.blocks import scan_blocks
 from ragdown.documents.frontmatter import frontmatter_end
 from ragdown.documents.text import normalize_text, split_lines
@@ -87,7 +87,7 @@ def link_list(directory: Path, counts: Counts = _everything) -> list[str]:
             for e in entries
             if e.is_dir(follow_symlinks=False)
             and not is_hidden(e.name)
-            and is_text(e.name)
+            and is_usable(e.name)
             and counts(Path(e.path), True)
         ),
         key=lambda e: e.name.lower(),
@@ -99,7 +99,7 @@ def link_list(directory: Path, counts: Counts = _everything) -> list[str]:
             if e.is_file(follow_symlinks=False)
             and is_markdown(e.name)
             and not is_hidden(e.name)
-            and is_text(e.name)
+            and is_usable(e.name)
             and e.name.lower() != INDEX_NAME
             and counts(Path(e.path), False)
         ),

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from ragdown.access.caller import Access, access_of
 from ragdown.access.scope import Scope
 from ragdown.core.errors import Refusal, bad_request, forbidden, not_found
-from ragdown.core.paths import is_text, shown
+from ragdown.core.paths import is_usable, shown
 from ragdown.history.journal import Journal
 from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok, refused
@@ -89,7 +89,7 @@ class Endpoint:
         params = decoded_params(request.path_params)
         folder = params.get("folder", "")
         if self.under_folder:
-            if not access.sees(folder) or not is_text(folder) or folder not in list_folders(api.root):
+            if not access.sees(folder) or not is_usable(folder) or folder not in list_folders(api.root):
                 raise not_found(f"no such folder: {shown(folder)}")
             if self.writes:
                 api.refuse_read_only("Changing documents")

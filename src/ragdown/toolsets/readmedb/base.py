@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +29,6 @@ from ragdown.vault.ignore import refuse_ignored
 from ragdown.vault.sandbox import read_plain, resolve_in
 
 READ_ONLY = Annotations(read_only=True)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # A ragdown refusal's kind, as ReadmeDB's code, when the refusal carries none of its own.
 _KIND_CODES: dict[Kind | str, str] = {
@@ -80,8 +78,6 @@ def check_name(raw: str) -> list[str]:
         parts = split_safe(raw)
     except Refusal as err:
         raise fail("invalid", "INVALID_NAME", f"{err.message} ({NAME_RULE})") from None
-    if _CONTROL.search(raw):
-        raise fail("invalid", "INVALID_NAME", f"{shown(raw)} holds a control character ({NAME_RULE})")
     if not is_markdown(parts[-1]):
         raise fail(
             "invalid",

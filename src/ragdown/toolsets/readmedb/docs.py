@@ -105,7 +105,8 @@ same files are searchable through ragdown's own tools and editable in any editor
   name (`notes`, `data.json`, `todo.txt`) is refused with `INVALID_NAME`; name it `notes.md`.
 - Relative: no leading `/`, no drive letter, no `..`, no `\\` (use `/`), no URL escapes (`%2F`).
 - No part may start with `.` (`.env`, `.git/x.md`) or be `node_modules`: those are never indexed.
-- No control characters (newlines, tabs, NUL) anywhere in a name.
+- No control characters anywhere in a name: no NUL, newline, tab or escape, no line separators (U+2028,
+  U+2029), no bidirectional controls (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C).
 - Each part at most {NAME_MAX} bytes, the whole path under {PATH_MAX} bytes. Folders are made as needed.
 - Symbolic links are never followed. A name the folder's ignore rules leave out cannot be written.
 
