@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
+import random
 import re
 import shutil
 import threading
@@ -18,10 +20,13 @@ import pytest
 
 from ragdown.access.scope import Scope
 from ragdown.core import atomic
+from ragdown.core.errors import Refusal
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
+from ragdown.tools.history import restore
+from ragdown.tools.versions import followed, history_of, version_bytes
 from ragdown.writes import door
 from tests.conftest import write
 from tests.mcpserver.conftest import Connect, Endpoint
@@ -301,3 +306,65 @@ def test_every_file_of_the_history_is_owner_only(tmp_path: Path, existing: bool)
         store.close()
     finally:
         os.umask(old)
+
+
+def test_concurrent_changes_leave_every_acknowledged_version_reachable(
+    docs: Path, open_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 2's stress: writes, creates, moves, deletes and restores on a few paths from several threads at
+    once, through the write door. Afterwards every version a change acknowledged can be read through the
+    history (the trash, and the documents on disk), and every document in the trash can be restored."""
+    engine = open_engine(docs)
+    ctx = endpoint(engine).ctx
+    names = ["a.md", "b.md", "c.md", "sub/d.md"]
+    acknowledged: set[bytes] = set()
+    guard = threading.Lock()
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        for i in range(40):
+            name, other = rng.sample(names, 2)
+            path = docs / name
+            journal = ctx.journal(f"w{seed}")
+            data = f"# {name}\n\nworker {seed} change {i}\n".encode()
+            try:
+                match rng.choice(["save", "save", "create", "delete", "move", "restore"]):
+                    case "save":
+                        door.save(path, name, door.becomes(data), journal=journal)
+                    case "create":
+                        door.create(path, data, name, journal=journal)
+                    case "delete":
+                        door.delete(path, name, journal=journal)
+                        continue
+                    case "move":
+                        door.move(path, docs / other, other, journal=journal)
+                        continue
+                    case _:
+                        entries = history_of(ctx).trash()
+                        target = rng.choice([e.path for e in entries] or [name])
+                        f = followed(ctx, target)
+                        restore(ctx, target, rng.choice(f.versions).version, None, "restore")
+                        continue
+            except (Refusal, FileNotFoundError):
+                continue  # the path was taken or gone meanwhile: refused, nothing acknowledged
+            with guard:
+                acknowledged.add(data)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    store = history_of(ctx)
+    reachable: set[bytes] = set()
+    on_disk = [p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if ".ragdown" not in p.parts]
+    trashed = [e.path for e in store.trash()]
+    for name in on_disk + trashed:
+        reachable |= {version_bytes(ctx, v) for v in followed(ctx, name).versions}
+    assert acknowledged - reachable == set()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []  # all recorded
+    for name in trashed:
+        f = followed(ctx, name)
+        restore(ctx, name, f.versions[0].version, None, "restore")
+        assert (docs / name).read_bytes() == version_bytes(ctx, f.versions[0])

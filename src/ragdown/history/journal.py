@@ -42,6 +42,8 @@ class Journal:
     # The folder the writes are made in, whose quota the door keeps (`vault/quota.py`); None: no quota applies
     # (the door's own upkeep, or a caller outside any folder).
     folder: Path | None = None
+    # How the caller names a docs-relative path in what `notes` say (`Scope.view`); None: as it is.
+    view: Callable[[str], str] | None = None
 
     def _rel(self, path: Path) -> str | None:
         try:
@@ -101,12 +103,23 @@ class Journal:
         self._done(*paths)
 
     def moved(self, src: Path, dst: Path) -> None:
+        """`src` is now `dst`; a deleted document the history followed where it moved stays in the trash under
+        another name, which `notes` says."""
         a, b = self._rel(src), self._rel(dst)
         if a is not None and b is not None and self.store is not None:
             try:
-                self.store.record_move(a, b, who=self.who, session=self.session)
+                apart = self.store.record_move(a, b, who=self.who, session=self.session)
             except (sqlite3.Error, OSError) as err:
                 log.error("the history could not record the move of %s to %s: %s", a, b, err)
+                return
+            for was, now in apart:
+                self.notes.append(
+                    f"the deleted document that was at {self._shown(was)} stays in the trash as "
+                    f"{self._shown(now)}, with its versions"
+                )
+
+    def _shown(self, rel: str) -> str:
+        return self.view(rel) if self.view is not None else rel
 
 
 def observe_sync(
@@ -143,7 +156,8 @@ def observe_sync(
                 if source is not None:
                     moved_from[source] = path
         for source, target in moved_from.items():
-            store.record_move(source, target, who="external")
+            for was, now in store.record_move(source, target, who="external"):
+                log.info("the deleted document that was at %s stays in the trash as %s", was, now)
         for path, data in changed:
             with lock(root / path):
                 if read_plain(root, path) == data:  # else gone or changed since: left to the next sync

@@ -8,6 +8,10 @@ transaction.
 
 A document is followed by an id, not by its path: a move keeps its versions under the new path, a delete
 puts it in the trash (its versions stay, and it can be restored). Versions are numbered per document from 1.
+One document per path, live or deleted (a unique index says so), so every version is reachable by its
+document's path: a name written again goes on with the history it had, and a deleted document whose path
+something else takes (a document or folder moved there, a file renamed there outside) stays in the trash
+under a free name beside it, `name (earlier).md` (`earlier 2`, …), where it can be read and restored.
 Retention: every version of the last `keep_days`, and at least the last `keep` of each document; blobs no
 version uses any more are dropped.
 """
@@ -15,6 +19,7 @@ version uses any more are dropped.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import sqlite3
@@ -27,12 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from ragdown.core.atomic import sha256_hex
+from ragdown.core.paths import NAME_MAX
 
 log = logging.getLogger(__name__)
 
 HISTORY_DIR = ".ragdown"
 HISTORY_FILE = "history.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: one document per path (`docs_one_path`); 1's paths shared by several are set apart
 _SIDECARS = ("-wal", "-shm", "-journal")  # SQLite's files beside the database, with its text in them
 
 _SCHEMA = """
@@ -43,8 +49,6 @@ CREATE TABLE IF NOT EXISTS docs(
   path TEXT NOT NULL,
   deleted_at REAL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS docs_live ON docs(path) WHERE deleted_at IS NULL;
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE TABLE IF NOT EXISTS versions(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   doc_id INTEGER NOT NULL,
@@ -152,6 +156,7 @@ class HistoryStore:
             conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
+            self._one_doc_per_path(conn)
             self._owner_only(sidecars=True)
             self._local.conn = conn
             with self._lock:
@@ -172,6 +177,39 @@ class HistoryStore:
             with contextlib.suppress(OSError):  # absent, or another user's
                 if name.stat().st_mode & 0o077:
                     name.chmod(0o600)
+
+    def _one_doc_per_path(self, conn: sqlite3.Connection) -> None:
+        """The unique index that keeps one document per path, made once. A history an older ragdown wrote may
+        hold several documents at one path (a document moved onto a deleted one's path), of which only one
+        was reachable: the one found there stays (the live one, else the last deleted), the others are set
+        apart in the trash under free names, reachable again."""
+        made = "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'docs_one_path'"
+        if conn.execute(made).fetchone() is not None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute(made).fetchone() is None:  # another process may have made it meanwhile
+                shared = conn.execute("SELECT path FROM docs GROUP BY path HAVING count(*) > 1").fetchall()
+                for (path,) in shared:
+                    ids = conn.execute(
+                        "SELECT id FROM docs WHERE path = ? ORDER BY deleted_at IS NOT NULL, deleted_at DESC",
+                        (path,),
+                    ).fetchall()
+                    for (doc_id,) in ids[1:]:
+                        apart = self._free_name(conn, str(path))
+                        conn.execute("UPDATE docs SET path = ? WHERE id = ?", (apart, doc_id))
+                        log.warning("a deleted document at %s is in the trash as %s", path, apart)
+                conn.execute("DROP INDEX IF EXISTS docs_live")  # what version 1 kept unique: live paths only
+                conn.execute("DROP INDEX IF EXISTS docs_path")
+                conn.execute("CREATE UNIQUE INDEX docs_one_path ON docs(path)")
+                conn.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
+                    (str(SCHEMA_VERSION), SCHEMA_VERSION),
+                )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -196,6 +234,39 @@ class HistoryStore:
     def _live_doc(self, conn: sqlite3.Connection, path: str) -> int | None:
         row = conn.execute("SELECT id FROM docs WHERE path = ? AND deleted_at IS NULL", (path,)).fetchone()
         return int(row[0]) if row else None
+
+    def _free_name(self, conn: sqlite3.Connection, path: str) -> str:
+        """A name beside `path` for a deleted document that must leave it: `name (earlier).md`, then
+        `name (earlier 2).md`, …, the first that no document has and nothing on disk holds (a restore writes
+        it there); the stem shortened where the name would pass `NAME_MAX`."""
+        folder, slash, name = path.rpartition("/")
+        stem, dot, ext = name.rpartition(".")
+        if not dot or not stem:
+            stem, ext = name, ""
+        for n in itertools.count(1):
+            label = " (earlier)" if n == 1 else f" (earlier {n})"
+            tail = label + (f".{ext}" if ext else "")
+            short = stem
+            while short and len((short + tail).encode("utf-8")) > NAME_MAX:
+                short = short[:-1]
+            candidate = folder + slash + short + tail
+            taken = conn.execute("SELECT 1 FROM docs WHERE path = ?", (candidate,)).fetchone() is not None
+            if not taken and not os.path.lexists(self.docs_dir / candidate):
+                return candidate
+        raise AssertionError("unreachable")  # itertools.count never ends
+
+    def _vacate(self, conn: sqlite3.Connection, path: str, now: float, apart: list[tuple[str, str]]) -> None:
+        """Make `path` free for another document: the one followed there (deleted; or live in the history while
+        its file is gone, which a move over it shows) goes to the trash under a free name beside it, so its
+        versions stay reachable. `apart` gets (path, the name it has now)."""
+        row = conn.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        new = self._free_name(conn, path)
+        conn.execute(
+            "UPDATE docs SET path = ?, deleted_at = coalesce(deleted_at, ?) WHERE id = ?", (new, now, row[0])
+        )
+        apart.append((path, new))
 
     def _latest(self, conn: sqlite3.Connection, doc_id: int) -> Version | None:
         row = conn.execute(
@@ -244,17 +315,13 @@ class HistoryStore:
         )
 
     def _doc_for(self, conn: sqlite3.Connection, path: str) -> tuple[int, bool]:
-        """The live document at `path`; else the one last deleted there, live again (a name used again goes
-        on with the history it had, so its earlier versions stay reachable by that name); else a new one.
-        With whether it came back from the trash."""
-        doc_id = self._live_doc(conn, path)
-        if doc_id is not None:
-            return doc_id, False
-        row = conn.execute(
-            "SELECT id FROM docs WHERE path = ? AND deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1",
-            (path,),
-        ).fetchone()
+        """The document at `path`, live again if it was deleted (a name used again goes on with the history it
+        had, so its earlier versions stay reachable by that name); else a new one. With whether it came back
+        from the trash."""
+        row = conn.execute("SELECT id, deleted_at FROM docs WHERE path = ?", (path,)).fetchone()
         if row is not None:
+            if row[1] is None:
+                return int(row[0]), False
             conn.execute("UPDATE docs SET deleted_at = NULL WHERE id = ?", (int(row[0]),))
             return int(row[0]), True
         cur = conn.execute("INSERT INTO docs(path) VALUES (?)", (path,))
@@ -335,52 +402,48 @@ class HistoryStore:
             conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (now, doc_id))
         return True
 
-    def record_move(self, src: str, dst: str, *, who: str, session: str | None = None) -> None:
+    def record_move(
+        self, src: str, dst: str, *, who: str, session: str | None = None
+    ) -> list[tuple[str, str]]:
         """`src` is now `dst` (a document, or every document under a folder `src/`, its trash too): its history
-        follows."""
+        follows. A document the history followed where one moved in (deleted, or live while its file is gone)
+        is another one: it stays in the trash under a free name beside it (`_vacate`). Returns those, as
+        (path, the name it has now)."""
+        apart: list[tuple[str, str]] = []
         with self._write() as conn:
+            now = time.time()
             rows = conn.execute(
-                "SELECT id, path FROM docs WHERE deleted_at IS NULL AND (path = ? OR (path >= ? AND path < ?))",
+                "SELECT id, path, deleted_at FROM docs WHERE path = ? OR (path >= ? AND path < ?)",
                 (src, src + "/", src + "0"),
             ).fetchall()
-            for doc_id, old in rows:
-                new = dst + str(old)[len(src) :]
-                # A live document already followed at the new path (made outside, then moved over): trash it.
-                conn.execute(
-                    "UPDATE docs SET deleted_at = ? WHERE path = ? AND deleted_at IS NULL AND id != ?",
-                    (time.time(), new, doc_id),
-                )
+            # The live document at `src`, or each one under the folder `src/` with the folder's trash (a
+            # document's own earlier lives, deleted at `src`, stay where they were).
+            moving = [(int(i), str(p), d is None) for i, p, d in rows if p != src or d is None]
+            for doc_id, _old, _live in moving:  # out of the way first, so no two share a path meanwhile
+                conn.execute("UPDATE docs SET path = ? WHERE id = ?", (f"/moving/{doc_id}", doc_id))
+            self._vacate(conn, dst, now, apart)
+            for doc_id, old, live in moving:
+                new = dst + old[len(src) :]
+                self._vacate(conn, new, now, apart)
                 conn.execute("UPDATE docs SET path = ? WHERE id = ?", (new, doc_id))
-                latest = self._latest(conn, int(doc_id))
+                latest = self._latest(conn, doc_id) if live else None
                 if latest is not None:
                     conn.execute(
                         "INSERT INTO versions(doc_id, seq, path, hash, size, lines, at, who, session, event)"
                         " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (doc_id, latest.version + 1, new, latest.hash, latest.size, latest.lines, time.time(), who,
+                        (doc_id, latest.version + 1, new, latest.hash, latest.size, latest.lines, now, who,
                          session, "moved"),
                     )  # fmt: skip
-            # A folder's trash goes with it (a document's own earlier lives stay where they were).
-            conn.execute(
-                "UPDATE docs SET path = ? || substr(path, ?) WHERE deleted_at IS NOT NULL AND path >= ? AND path < ?",
-                (dst, len(src) + 1, src + "/", src + "0"),
-            )
-
-    def undelete(self, doc_id: int, path: str) -> float | None:
-        """A trashed document is live again at `path` (its restore records the version); when it had been
-        deleted (None: it was not in the trash), for `trash_again`."""
-        with self._write() as conn:
-            row = conn.execute("SELECT deleted_at FROM docs WHERE id = ?", (doc_id,)).fetchone()
-            conn.execute(
-                "UPDATE docs SET deleted_at = ? WHERE path = ? AND deleted_at IS NULL AND id != ?",
-                (time.time(), path, doc_id),
-            )
-            conn.execute("UPDATE docs SET deleted_at = NULL, path = ? WHERE id = ?", (path, doc_id))
-        return float(row[0]) if row and row[0] is not None else None
-
-    def trash_again(self, doc_id: int, deleted_at: float) -> None:
-        """Undo an `undelete` whose restore was refused: the document is in the trash as it was before."""
-        with self._write() as conn:
-            conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (deleted_at, doc_id))
+            # A folder moved where one was deleted: a deleted document there whose path a moved file (with no
+            # history of its own) now holds is another document too.
+            moved = {doc_id for doc_id, _old, _live in moving}
+            for doc_id, path in conn.execute(
+                "SELECT id, path FROM docs WHERE deleted_at IS NOT NULL AND path >= ? AND path < ?",
+                (dst + "/", dst + "0"),
+            ).fetchall():
+                if int(doc_id) not in moved and os.path.lexists(self.docs_dir / str(path)):
+                    self._vacate(conn, str(path), now, apart)
+        return apart
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -448,8 +511,6 @@ class HistoryStore:
             params += [prefix.rstrip("/") + "/", prefix.rstrip("/") + "0"]
         out: list[TrashEntry] = []
         for doc_id, path, deleted_at in conn.execute(sql + " ORDER BY deleted_at DESC", params).fetchall():
-            if self._live_doc(conn, str(path)) is not None:
-                continue  # a document lives at that path again: the trashed one is still listed by history
             latest = self._latest(conn, int(doc_id))
             if latest is not None:
                 out.append(TrashEntry(int(doc_id), str(path), float(deleted_at), latest))

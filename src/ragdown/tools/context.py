@@ -45,7 +45,9 @@ class ToolContext:
     def journal(self, who: str, session: str | None = None) -> Journal:
         """How this call's writes are recorded: in the version history (when on), followed by the folder's
         index.md upkeep (when its settings ask for it)."""
-        return new_journal(self.engine.history, self.docs_root, self.scope.folder_dir, who, session)
+        journal = new_journal(self.engine.history, self.docs_root, self.scope.folder_dir, who, session)
+        journal.view = self.scope.view  # its notes name paths as the caller does
+        return journal
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Blocking work (SQLite, embedding, disk) off the event loop."""

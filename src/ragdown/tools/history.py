@@ -147,6 +147,22 @@ class Restored:
     written: door.Written
 
 
+def into_free_path(data: bytes, shown: str) -> door.Change:
+    """A deleted document's bytes, written only where nothing is (checked again under the door's lock): the
+    record of the write brings the document back from the trash, the one the history follows at that path."""
+
+    def change(old: bytes | None) -> bytes:
+        if old is not None:
+            raise taken(shown)
+        return data
+
+    return change
+
+
+def taken(shown: str) -> Refusal:
+    return conflict(f"another document now lives at {shown}: move it away first, then restore")
+
+
 def restore(
     ctx: ToolContext, path: str, number: int, base_hash: str | None, who: str, session: str | None = None
 ) -> Restored:
@@ -159,20 +175,11 @@ def restore(
     target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True)
     refuse_ignored(ctx.docs_root, target, shown, folders=ctx.engine.folders)
     store = history_of(ctx)
-    trashed_at: float | None = None
-    if f.deleted:
-        if read_plain(ctx.docs_root, f.docs_path) is not None or target.exists():
-            raise conflict(f"another document now lives at {shown}: move it away first, then restore")
-        trashed_at = store.undelete(f.doc_id, f.docs_path)
+    change = into_free_path(data, shown) if f.deleted else door.becomes(data)
+    if f.deleted and (target.exists() or target.is_symlink()):
+        raise taken(shown)  # before any folder is made for it
     journal = ctx.journal(who, session)
-    try:
-        written = door.save(
-            target, shown, door.becomes(data), base_hash=base_hash, journal=journal, event="restored"
-        )
-    except Refusal:
-        if trashed_at is not None:  # refused (a quota, say): back in the trash as it was, nothing recorded
-            store.trash_again(f.doc_id, trashed_at)
-        raise
+    written = door.save(target, shown, change, base_hash=base_hash, journal=journal, event="restored")
     newest = store.versions(f.doc_id)
     return Restored(f.docs_path, number, newest[0].version if newest else None, written)
 

@@ -67,16 +67,34 @@ def share_document_lock(root: Path, lock: DocumentLock) -> Callable[[], None]:
 @contextlib.contextmanager
 def document_lock(path: Path) -> Iterator[None]:
     """The file's lock (`atomic.path_lock`), then the lock an index shares across processes, if any."""
-    with path_lock(path):
-        with _shared_guard:
-            shared = next(
-                (held[-1] for root, held in _shared_locks.items() if held and path.is_relative_to(root)), None
-            )
-        if shared is None:
+    with path_lock(path), _shared_lock(path):
+        yield
+
+
+@contextlib.contextmanager
+def _shared_lock(path: Path) -> Iterator[None]:
+    with _shared_guard:
+        shared = next(
+            (held[-1] for root, held in _shared_locks.items() if held and path.is_relative_to(root)), None
+        )
+    if shared is None:
+        yield
+    else:
+        with shared(path):
             yield
-        else:
-            with shared(path):
-                yield
+
+
+@contextlib.contextmanager
+def move_lock(src: Path, dst: Path) -> Iterator[None]:
+    """A document's move holds off every write of its source and its target: their file locks, always taken
+    in one order (by directory, then name) so two moves the opposite ways never wait on each other (a file's
+    lock across processes is its directory's, `atomic.path_lock`, not reentrant: one directory's is taken
+    once), then the source's lock the index shares across processes, as `save` takes it."""
+    first, second = sorted((src, dst), key=lambda p: (str(p.parent), p.name))
+    with path_lock(first):
+        also = contextlib.nullcontext() if second.parent == first.parent else path_lock(second)
+        with also, _shared_lock(src):
+            yield
 
 
 @dataclass(frozen=True)
@@ -238,13 +256,14 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
     """A new document; 409 when anything is already there. Never half-written."""
     check_size(data, display)
     limits = quota.limits_of(journal.folder if journal is not None else None)
-    with quota.held(limits):
+    with quota.held(limits), document_lock(path):  # recorded before another write of it can be
         quota.check(limits, None, data, display)
         with disk_errors(display):
             make_parents(path, display)
             atomic.write_new(path, data, display=display)
+        if journal is not None:
+            journal.saved(path, None, data)
     if journal is not None:
-        journal.saved(path, None, data)
         journal.finished(path)
     return Written(path, data, created=True)
 
@@ -287,24 +306,31 @@ def same_file(a: Path, b: Path) -> bool:
 
 def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = None) -> None:
     """Move a document or a folder to a free `dst` (a change of case only is a rename in place); never
-    over anything that is there, even if it appeared a moment ago. Its history follows it."""
+    over anything that is there, even if it appeared a moment ago. Its history follows it: a document's
+    move is recorded under both documents' locks, before another write of either can be."""
     if (dst.exists() or dst.is_symlink()) and not same_file(src, dst):
         raise conflict(f"{dst_display} already exists")  # before any folder is made for it
     with disk_errors(dst_display):
         make_parents(dst, dst_display)
-        if src.is_dir() or same_file(src, dst):
+        if src.is_dir():
             if dst.exists() and not same_file(src, dst):
                 raise conflict(f"{dst_display} already exists")
             os.rename(src, dst)
+            if journal is not None:
+                journal.moved(src, dst)
         else:
-            with document_lock(src):
-                try:
-                    os.link(src, dst)
-                except FileExistsError:
-                    raise conflict(f"{dst_display} already exists") from None
-                os.unlink(src)
+            with move_lock(src, dst):
+                if same_file(src, dst):
+                    os.rename(src, dst)
+                else:
+                    try:
+                        os.link(src, dst)
+                    except FileExistsError:
+                        raise conflict(f"{dst_display} already exists") from None
+                    os.unlink(src)
+                if journal is not None:
+                    journal.moved(src, dst)
     if journal is not None:
-        journal.moved(src, dst)
         journal.finished(src, dst)
 
 

@@ -230,7 +230,8 @@ async def move(api: Api, request: Request) -> Response:
         raise bad_request("name a document or subfolder inside the folder")
     scope = api.folder_scope(request, src_parts[0])
     args = MoveArgs.model_validate({"from": "/".join(src_parts[1:]), "to": "/".join(dst_parts[1:])})
-    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB)
+    notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
+    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB, None, notes)
     sync = await api.synced()
     prefix = scope.folder + "/"
     return ok(
@@ -238,6 +239,7 @@ async def move(api: Api, request: Request) -> Response:
             "from": prefix + src,
             "to": prefix + dst,
             "updated": [prefix + u for u in updated],
+            "notes": notes,
             "sync": sync,
             **api.quota_fields(scope.folder),
         }

@@ -123,11 +123,13 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
     if rules_changed and (new_name is None or new_name == name):
         await api.synced()  # which files count changed: the index follows before the answer
     if new_name is not None and new_name != name:  # through the door: the folder's history follows it
-        move = functools.partial(door.move, journal=api.journal(None))
+        journal = api.journal(None)
+        move = functools.partial(door.move, journal=journal)
         await asyncio.to_thread(move, api.root / name, api.root / new_name, new_name)
         await asyncio.to_thread(api.forget_folder, name)
         await api.synced()
         name = new_name
+        return ok({"folder": api.folder_json(name), "notes": journal.notes})
     return ok({"folder": api.folder_json(name)})
 
 

@@ -307,10 +307,13 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
 async def move_file(call: Call, a: MoveArgs) -> Reply:
     """`ragdown_move`: links to it rewritten; never over a document that is there."""
     ctx = call.ctx
-    src, dst, updated = await ctx.run(move_path, ctx, a, WHO)
+    notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
+    src, dst, updated = await ctx.run(move_path, ctx, a, WHO, None, notes)
     indexed = await ctx.engine.sync_after_write_async()
     return Reply(
-        MoveAnswer.model_validate({"from": src, "to": dst, "updated": updated, "notes": indexed.notes()})
+        MoveAnswer.model_validate(
+            {"from": src, "to": dst, "updated": updated, "notes": [*notes, *indexed.notes()]}
+        )
     )
 
 

@@ -409,6 +409,8 @@ def move_file(ctx: ToolContext, a: MoveFileArgs) -> Answer:
             raise fail("invalid", "INVALID_NAME", f'"{dst_name}" is not a file that can be replaced')
         door.delete(dst, dst_name, journal=journal_for(ctx, "move_file"))
     move = MoveArgs.model_validate({"from": src_name, "to": dst_name})
-    _from, _to, updated = move_path(ctx, move, who="readmedb:move_file")
+    notes: list[str] = []  # a deleted document set apart in the trash
+    _from, _to, updated = move_path(ctx, move, who="readmedb:move_file", notes=notes)
     links = f" (links updated in {', '.join(updated)})" if updated else ""
-    return lambda: f'OK: moved "{src_name}" → "{dst_name}"{links}'
+    said = "".join(f"; {note}" for note in notes)
+    return lambda: f'OK: moved "{src_name}" → "{dst_name}"{links}{said}'
