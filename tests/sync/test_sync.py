@@ -1,21 +1,26 @@
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from ragdown.access.scope import Scope
 from ragdown.core.config import Settings
 from ragdown.embedders import HashEmbedder, Vectors
 from ragdown.engine.engine import Engine
+from ragdown.engine.runtime import Runtime
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import IndexMeta
 from ragdown.storage.sqlite.store import Store
 from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
+from ragdown.writes import door
 from tests.conftest import BOTH_BACKENDS, write
+from tests.mcpserver.conftest import Endpoint
 
 OpenEngine = Callable[..., Engine]
 # Each engine test runs on SQLite and on PostgreSQL (`tests/conftest.py`).
@@ -260,3 +265,119 @@ def test_the_progress_reads_the_same_everywhere() -> None:
         "step": "building the vector index",
     }
     assert graph.describe() == "building the vector index"
+
+
+HELD = "heldword"  # the backlog's word: `BacklogGate` stops on it
+
+
+class BacklogGate(HashEmbedder):
+    """The hash embedder, made to stop on the texts of a backlog (those holding `HELD`) until the test lets
+    it go: the sync that embeds them is stuck, as behind a large document on a slow model; any other text
+    is embedded at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if any(HELD in t for t in texts):
+            self.entered.set()
+            assert self.release.wait(60)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture
+def stuck(docs: Path, make_settings: Callable[..., Settings]) -> Iterator[tuple[Engine, BacklogGate]]:
+    """A primary whose sync of a 40-note backlog is stuck in the embedder, the bytes of its first batch
+    (`backlog/0.md` first) read; `a.md` indexed before it."""
+    write(docs, "a.md", "# Alpha\n\nquartz crystal\n")
+    gate = BacklogGate()
+    engine = Engine(make_settings(docs), "stdio", docs_dir=docs, embedder=gate)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        engine.sync()
+        for i in range(40):
+            write(docs, f"backlog/{i}.md", f"# Note {i}\n\n{HELD} original{i}\n")
+        yield engine, gate
+    finally:
+        gate.release.set()
+        engine.close()
+
+
+def top(engine: Engine, query: str) -> str:
+    return engine.search(query, FileFilter(), SearchOptions(top_k=3))[0].path
+
+
+def chunk_texts(engine: Engine, path: str) -> list[str]:
+    store = engine.require_store()
+    record = store.get_file(path)
+    assert record is not None
+    return [
+        c.text for c in store.chunks_by_id([i for i, _ in store.chunk_ids_of_files([record.id])]).values()
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_write_is_indexed_and_answered_while_a_long_sync_is_stuck(
+    docs: Path, stuck: tuple[Engine, BacklogGate]
+) -> None:
+    """A write syncs its own files beside a long sync, never after it: it answers without a pending note
+    and is searchable while that sync is still stuck. The stuck sync, which read `backlog/0.md` before the
+    write edited it, then leaves the edit's newer state alone; in the end every file is indexed as on disk."""
+    engine, gate = stuck
+    assert engine.indexer is not None
+    long_sync = engine.indexer.request_sync()
+    assert gate.entered.wait(30)
+    tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
+    created = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
+    edit = [{"old_text": f"{HELD} original0", "new_text": "rewritten by a write"}]
+    edited = await tools.ok("ragdown_edit", path="backlog/0.md", edits=edit)
+    assert "note:" not in created + edited, (created, edited)
+    assert engine.syncing  # the long sync is still stuck
+    assert not long_sync.done()
+    assert top(engine, "zebra crossing") == "fresh.md"
+    assert chunk_texts(engine, "backlog/0.md") == ["rewritten by a write"]
+
+    gate.release.set()
+    report = long_sync.result(60)
+    assert (report.added, report.updated) == (39, 0)  # backlog/0.md is the write's
+    assert chunk_texts(engine, "backlog/0.md") == ["rewritten by a write"]
+    store = engine.require_store()
+    for path in ("backlog/0.md", "fresh.md", "backlog/39.md"):
+        record = store.get_file(path)
+        assert record is not None
+        assert record.hash == hashlib.sha256((docs / path).read_bytes()).hexdigest()
+    again = engine.sync()
+    assert (again["added"], again["updated"], again["removed"], again["unchanged"]) == (0, 0, 0, 42)
+
+
+def test_a_readers_write_is_synced_by_the_primary_beside_its_long_sync(
+    docs: Path, make_settings: Callable[..., Settings], stuck: tuple[Engine, BacklogGate]
+) -> None:
+    """A reader forwards the paths its write changed: the primary syncs them alone, beside its stuck sync,
+    and the reader's write answers with the index holding them."""
+    primary, gate = stuck
+    reader = Engine(
+        make_settings(docs), "stdio", docs_dir=docs, embedder=HashEmbedder(), takeover_interval_s=3600
+    )
+    reader.start(background=False, initial_sync=False, watch=False)
+    try:
+        assert (primary.role, reader.role) == ("primary", "reader")
+        assert primary.indexer is not None
+        long_sync = primary.indexer.request_sync()
+        assert gate.entered.wait(30)
+        with door.recording() as changed:
+            door.save(docs / "fresh.md", "fresh.md", door.becomes(b"# Fresh\n\nzebra crossing\n"))
+            door.delete(docs / "a.md", "a.md")
+        synced = reader.sync_after_write(changed)
+        assert synced.pending is None, synced.pending
+        assert synced.report is not None
+        assert (synced.report["added"], synced.report["removed"]) == (1, 1)
+        assert not long_sync.done()
+        assert top(reader, "zebra crossing") == "fresh.md"
+        assert reader.require_store().get_file("a.md") is None
+        gate.release.set()
+        assert long_sync.result(60).added == 40
+    finally:
+        reader.close()

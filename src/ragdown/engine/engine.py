@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -382,12 +382,15 @@ class Engine:
         self._watch_primary()
         threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
 
-    def _on_forwarded_sync(self, full: bool) -> dict[str, Any]:
+    def _on_forwarded_sync(self, full: bool, paths: list[str] | None) -> dict[str, Any]:
+        """A reader's sync: of the tree, or (`paths`, after a write of the reader's) of those paths alone."""
         self._ready.wait()
         with self._role_lock:  # a take-over that bound the socket finishes becoming the primary first
             indexer = self.indexer
         if indexer is None:
             raise NotReady("the primary is still starting")
+        if paths is not None and not full:
+            return indexer.sync_written(paths, self.settings.write_wait).as_dict()
         return indexer.request_sync(full).result().as_dict()
 
     def _on_cli_request(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -460,17 +463,31 @@ class Engine:
             return self._forward_sync(full)
         raise NotReady(self.error or "the index is not open")
 
-    def _forward_sync(self, full: bool) -> dict[str, Any]:
+    def sync_written(self, paths: Sequence[str], wait_s: float) -> dict[str, Any]:
+        """The sync after a write of these docs-relative paths (a folder: everything under it), and wait:
+        they are synced beside any sync of the whole tree that runs, which is waited for only while short
+        (`Indexer.sync_written`); in the primary directly, in a reader through the primary."""
+        self._ready.wait()
+        indexer = self.indexer
+        if indexer is not None:
+            return indexer.sync_written(paths, wait_s).as_dict()
+        if self.role == "reader":
+            return self._forward_sync(False, list(paths))
+        raise NotReady(self.error or "the index is not open")
+
+    def _forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
         """A reader's sync, made by the primary. When the primary has gone, this process takes over, or
         waits for the reader that did: a change already on disk is never reported as failed for that."""
         deadline = time.monotonic() + HANDOVER_WAIT_S
         while True:
             try:
-                return self.backend.forward_sync(full)
+                return self.backend.forward_sync(full, paths)
             except TimeoutError as err:  # the primary is there, busy with a sync longer than a reader waits
                 raise NotReady(f"the primary's sync did not end in time: {err}") from None
             except OSError as err:
                 if self.try_promote() and self.indexer is not None:
+                    if paths is not None:
+                        return self.indexer.sync_written(paths, self.settings.write_wait).as_dict()
                     return self.indexer.request_sync(full).result().as_dict()
                 if time.monotonic() >= deadline:
                     raise NotReady(
@@ -485,26 +502,36 @@ class Engine:
 
         return await asyncio.to_thread(self.sync, full)
 
-    def sync_after_write(self, wait_s: float | None = None) -> WriteSync:
+    def sync_after_write(self, changed: Sequence[Path] = (), wait_s: float | None = None) -> WriteSync:
         """The sync a write waits for before it answers, for at most `wait_s` (`RAGDOWN_WRITE_WAIT`, 30 s by
         default: a first index or a vector graph being built can take minutes, longer than MCP clients wait
-        for an answer). Its report once the index has
-        the change; else a note for the answer saying why it comes first: a long sync still runs (a first
-        index, a vector graph being built), or the sync failed. The change is on disk either way, and is
-        indexed by the sync still running or the next one."""
+        for an answer; 0 answers at once).
+
+        `changed`: the paths the write changed (`door.recording`). They are synced first, beside whatever
+        sync of the tree runs; the sync of the tree after them (for changes made outside ragdown) is waited
+        for only while it is short: a first index, a large backlog, a large document on a slow model never
+        hold the write back (`Indexer.sync_written`). Without them (nothing recorded), a sync of the whole
+        tree, joined as any other.
+
+        Its report once the index has the change; else a note for the answer saying why it comes first: the
+        sync still runs (a large document on a slow model, a first index, a vector graph being built), or
+        it failed. The change is on disk either way, and is indexed by the sync still running or the next
+        one."""
+        rels = self._docs_relative(changed)
+        wait = self.settings.write_wait if wait_s is None else wait_s
         future: Future[dict[str, Any]] = Future()
 
         def run() -> None:
             try:
-                future.set_result(self.sync())
+                future.set_result(self.sync_written(rels, wait) if rels else self.sync())
             except Exception as err:  # handed to the waiter, or logged when it has stopped waiting
                 future.set_exception(err)
 
         threading.Thread(target=run, name="ragdown-write-sync", daemon=True).start()
         try:
-            return WriteSync(
-                report=future.result(timeout=self.settings.write_wait if wait_s is None else wait_s)
-            )
+            if wait <= 0:  # answers at once, however quick the sync would have been
+                raise FutureTimeout
+            return WriteSync(report=future.result(timeout=wait))
         except FutureTimeout:
             future.add_done_callback(lambda done: _log_late_failure(done, self._closed))
         except Exception as err:
@@ -520,10 +547,25 @@ class Engine:
             " (ragdown_stats shows how far it is)"
         )
 
-    async def sync_after_write_async(self) -> WriteSync:
+    async def sync_after_write_async(self, changed: Sequence[Path] = ()) -> WriteSync:
         import asyncio
 
-        return await asyncio.to_thread(self.sync_after_write)
+        return await asyncio.to_thread(self.sync_after_write, changed)
+
+    def _docs_relative(self, paths: Sequence[Path]) -> list[str]:
+        """The docs-relative POSIX form of each path under the docs dir (others are not this index's); none
+        when one is the docs dir itself (the whole tree is synced then)."""
+        out: list[str] = []
+        for path in paths:
+            try:
+                rel = path.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if rel == ".":
+                return []
+            if rel not in out:
+                out.append(rel)
+        return out
 
     @property
     def syncing(self) -> bool | None:

@@ -26,9 +26,12 @@ from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, PendingFile
 
-SyncHandler = Callable[[bool], dict[str, Any]]
+# A forwarded sync: `full`, or of the docs-relative paths given (a reader's write) when not None.
+SyncHandler = Callable[[bool, list[str] | None], dict[str, Any]]
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 GoneHandler = Callable[[], bool]
+
+
 LostHandler = Callable[[], None]
 DocumentLock = Callable[[Path], contextlib.AbstractContextManager[None]]
 
@@ -79,6 +82,10 @@ class IndexStore(Protocol):
     # -- reads ----------------------------------------------------------------------------------------
     def file_states(self) -> dict[str, FileState]: ...
     def file_stats(self) -> set[tuple[str, int, int]]: ...
+    def file_states_of(self, paths: Sequence[str]) -> dict[str, FileState]:
+        """`file_states` of the files at `paths` and under them (a path may name a directory)."""
+        ...
+
     def skipped_states(self) -> dict[str, tuple[int, int, str]]: ...
     def skipped_files(self, flt: FileFilter) -> list[tuple[str, str]]: ...
     def counts(self, flt: FileFilter) -> tuple[int, int]: ...
@@ -182,9 +189,11 @@ class Backend(Protocol):
 
     def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch: ...
 
-    def forward_sync(self, full: bool) -> dict[str, Any]:
-        """A reader's sync, made by the primary: its report. OSError when no primary answers (take over or
-        wait), RuntimeError when the primary answered that it could not sync."""
+    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
+        """A reader's sync, made by the primary: its report. With `paths` (docs-relative) of those alone,
+        beside any sync of the tree the primary runs; a primary that does not know them, or paths too many
+        to send, syncs the tree. OSError when no primary answers (take over or wait), RuntimeError when the
+        primary answered that it could not sync."""
         ...
 
     def hook_memory(self) -> SessionMemory: ...

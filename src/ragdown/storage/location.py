@@ -46,8 +46,8 @@ class SqliteBackend:
     def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch:
         return primary.PrimaryWatcher(self.data_dir, on_gone)
 
-    def forward_sync(self, full: bool) -> dict[str, Any]:
-        return primary.forward_sync(self.data_dir, full)
+    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
+        return primary.forward_sync(self.data_dir, full, paths)
 
     def hook_memory(self) -> SessionMemory:
         return HookMemory()

@@ -4,8 +4,12 @@
 2. A content hash decides whether a changed file is re-embedded (a touched file is not).
 3. Files gone from disk are dropped.
 
-Syncs never overlap: a request made while one runs gets the single follow-up that every later caller
-shares. Searches never wait for a sync: they read committed state through their own connections.
+Syncs of the whole tree never overlap: a request made while one runs gets the single follow-up that every
+later caller shares. A write's own files are synced beside it (`sync_paths`), never after it: a long sync
+(a first index, a large backlog, a slow model) does not hold a write's answer back. The two take turns only
+for each transaction, and a path a `sync_paths` has written is left alone by the sync of the tree that
+began before it, which may have read older bytes. Searches never wait for a sync: they read committed
+state through their own connections.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +31,9 @@ from ragdown.core.paths import MAX_DOCUMENT_BYTES
 from ragdown.documents import Document, parse_document
 from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.records import PendingFile
+from ragdown.storage.records import FileState, PendingFile
 from ragdown.vault.ignore import IgnoreRules
-from ragdown.vault.walk import FileStat, folder_of, walk_markdown
+from ragdown.vault.walk import FileStat, folder_of, markdown_at, walk_markdown
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,11 @@ BATCH_CHUNKS = 256
 # a first index with a model on the CPU commits (so searches find, and the progress moves) within seconds,
 # not after a full batch's ~20 s.
 FIRST_BATCH_CHUNKS = 16
+BYTES_PER_CHUNK = 1200  # how a batch's chunks are estimated before the files are parsed
+# A sync of the tree with more than this to embed (estimated from the files' sizes, as batches are) is long:
+# a write does not wait for it, only for its own files (`sync_written`). About a second with a model on the
+# CPU (docs/benchmarks.md, section 19: 12.6-21.7 chunks/s).
+SHORT_SYNC_CHUNKS = 16
 
 ProgressFn = Callable[["SyncProgress"], None]
 # What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
@@ -87,6 +96,20 @@ class SyncReport:
     at: float = 0.0
     skipped: dict[str, str] = field(default_factory=dict)
 
+    def then(self, tree: SyncReport) -> SyncReport:
+        """This report of a write's own paths (`sync_paths`) with that of the sync of the tree after it,
+        which found those paths unchanged: one report of both, each file counted once."""
+        return SyncReport(
+            added=self.added + tree.added,
+            updated=self.updated + tree.updated,
+            removed=self.removed + tree.removed,
+            unchanged=max(0, tree.unchanged - self.added - self.updated),
+            chunks=self.chunks + tree.chunks,
+            ms=self.ms + tree.ms,
+            at=tree.at,
+            skipped={**tree.skipped, **self.skipped},
+        )
+
     def as_dict(self) -> dict[str, int]:
         """The report of the spec, `{added, updated, removed, unchanged, chunks, ms}`, and `skipped`: the
         files (and directories) left out with a logged reason: too large, binary, unreadable, a name that
@@ -112,6 +135,22 @@ class _Work:
     data: bytes
     digest: str
     existed: bool
+
+
+class _Pass:
+    """One sync's bookkeeping: its report, what the history hears of, and its kind. A sync of named paths
+    (`own`) puts the paths it writes aside; a sync of the tree leaves the paths put aside alone."""
+
+    def __init__(self, *, own: bool) -> None:
+        self.own = own
+        self.report = SyncReport()
+        self.changed: list[tuple[str, bytes]] = []
+        self.added: list[tuple[str, str]] = []
+
+
+def _is_under(path: str, target: str) -> bool:
+    """`path` is `target`, or inside the directory `target` (docs-relative paths)."""
+    return path == target or path.startswith(f"{target}/")
 
 
 def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
@@ -148,15 +187,21 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.observer = observer
-        self._seen_changed: list[tuple[str, bytes]] = []
-        self._seen_added: list[tuple[str, str]] = []
         self.folders = folders
         self.loose_files: list[str] = []
         self.last_sync: SyncReport | None = None
         self.last_error: str | None = None
         self.progress = SyncProgress()
-        self._run_lock = threading.Lock()
+        self._run_lock = threading.Lock()  # one sync of the tree at a time
+        self._paths_lock = threading.Lock()  # one sync of named paths at a time
+        # Around each index write of either kind, with `_aside`: the paths the syncs of named paths wrote
+        # since the running sync of the tree began (None while none runs), which that sync leaves alone.
+        self._commit_lock = threading.Lock()
+        self._aside: set[str] | None = None
         self._state_lock = threading.Lock()
+        # Told when a sync of the tree ends, and when one turns out long (`_long`): what `sync_written` waits on.
+        self._told = threading.Condition()
+        self._long = False
         self._running: Future[SyncReport] | None = None
         self._follow_up: Future[SyncReport] | None = None
         self._follow_up_full = False
@@ -174,8 +219,8 @@ class Indexer:
 
     @contextlib.contextmanager
     def retiring(self) -> Iterator[None]:
-        """Wait for a running sync to finish, then retire this indexer: later syncs are refused."""
-        with self._run_lock:
+        """Wait for the running syncs to finish, then retire this indexer: later syncs are refused."""
+        with self._run_lock, self._paths_lock:
             self._retired = True
             yield
 
@@ -183,11 +228,25 @@ class Indexer:
         """Stop for good: a running sync stops after its current batch (what it committed stays), later
         syncs are refused. True when no sync runs any more (False: it did not stop within `timeout`)."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
         if not self._run_lock.acquire(timeout=timeout):
             return False
-        self._retired = True
-        self._run_lock.release()
+        try:
+            if not self._paths_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                return False
+            self._retired = True
+            self._paths_lock.release()
+        finally:
+            self._run_lock.release()
         return True
+
+    def _refuse_when_retired(self) -> None:
+        if self._retired:
+            raise SyncError(
+                "the index is closing"
+                if self._stopping.is_set()
+                else "this indexer was replaced (the embedder changed); sync again"
+            )
 
     # -- single flight -----------------------------------------------------------------------------
 
@@ -196,6 +255,7 @@ class Indexer:
         with self._state_lock:
             if self._running is None:
                 fut: Future[SyncReport] = Future()
+                fut.add_done_callback(self._tell)
                 self._running = fut
                 threading.Thread(
                     target=self._loop, args=(fut, full), name="ragdown-sync", daemon=True
@@ -203,10 +263,33 @@ class Indexer:
                 return fut
             if self._follow_up is None:
                 self._follow_up = Future()
+                self._follow_up.add_done_callback(self._tell)
                 self._follow_up_full = full
             else:
                 self._follow_up_full = self._follow_up_full or full
             return self._follow_up
+
+    def _tell(self, _: object = None) -> None:
+        with self._told:
+            self._told.notify_all()
+
+    def sync_written(self, paths: Sequence[str], wait_s: float) -> SyncReport:
+        """The sync a write of `paths` answers after: those paths at once (`sync_paths`), beside whatever
+        runs; then a sync of the tree (started, or the follow-up of the one running), for the changes made
+        outside ragdown, waited for (at most `wait_s`) unless it is long (`SHORT_SYNC_CHUNKS`), or a sync of
+        the tree before it is. The report of both, or of the write's paths alone."""
+        deadline = time.monotonic() + wait_s
+        own = self.sync_paths(paths)
+        tree = self.request_sync()
+        with self._told:
+            while not tree.done() and not self._long:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return own
+                self._told.wait(left)
+        if not tree.done() or tree.exception() is not None:  # long, or failed: the write's files are in
+            return own
+        return own.then(tree.result())
 
     def _loop(self, fut: Future[SyncReport], full: bool) -> None:
         while True:
@@ -227,12 +310,7 @@ class Indexer:
     def sync(self, full: bool = False) -> SyncReport:
         """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
         with self._run_lock:
-            if self._retired:
-                raise SyncError(
-                    "the index is closing"
-                    if self._stopping.is_set()
-                    else "this indexer was replaced (the embedder changed); sync again"
-                )
+            self._refuse_when_retired()
             try:
                 report = self._sync(full)
             except Exception as err:
@@ -244,12 +322,71 @@ class Indexer:
                 heap.trim()  # the parsed documents and the embedder's batches: back to the system
             return report
 
-    def _sync(self, full: bool) -> SyncReport:
+    def sync_paths(self, paths: Iterable[str]) -> SyncReport:
+        """Sync only `paths` (docs-relative; a directory stands for everything under it), in the calling
+        thread and at once: beside a running sync of the tree, not after it. What a write answers after.
+
+        Each path is indexed as the walk would (`walk.markdown_at`): read, and written when its bytes differ
+        from the index's; one gone from disk (or now ignored) is dropped. The sync of the tree that began
+        before leaves these paths alone (`_committing`): it may have read them before the write."""
         started = time.perf_counter()
-        report = SyncReport()
-        self._seen_changed, self._seen_added = [], []
-        if full:
-            self.store.clear()
+        wanted = sorted({p.strip("/") for p in paths} - {""})
+        with self._paths_lock:
+            self._refuse_when_retired()
+            sync = _Pass(own=True)
+            report = sync.report
+            rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)
+            on_disk = {
+                s.path: s
+                for p in wanted
+                for s in markdown_at(self.root, p, folders=self.folders, rules=rules)
+            }
+            known = self.store.file_states_of(wanted)
+            skipped = {
+                p: s for p, s in self.store.skipped_states().items() if any(_is_under(p, w) for w in wanted)
+            }
+            gone = sorted({p for p in known if p not in on_disk} | {p for p in skipped if p not in on_disk})
+            candidates: list[FileStat] = []
+            for stat in sorted(on_disk.values()):
+                state, skip = known.get(stat.path), skipped.get(stat.path)
+                if state is not None and (state.size, state.stat_mtime_ns) == (stat.size, stat.mtime_ns):
+                    report.unchanged += 1
+                elif state is None and skip is not None and skip[:2] == (stat.size, stat.mtime_ns):
+                    report.skipped[stat.path] = skip[2]
+                else:
+                    candidates.append(stat)
+            self._index(sync, candidates, known)
+            if gone:
+                with self._committing(sync, gone):
+                    report.removed = self.store.remove_files(gone)
+        if self.observer is not None and (sync.changed or sync.added or gone):
+            self.observer(sync.changed, sync.added, [p for p in gone if p not in skipped])
+        report.ms = round((time.perf_counter() - started) * 1000)
+        report.at = time.time()
+        log.debug("synced %s of %s in %d ms: %s", ", ".join(wanted), self.root, report.ms, report.as_dict())
+        return report
+
+    def _sync(self, full: bool) -> SyncReport:
+        with self._commit_lock:  # from here on, what `sync_paths` writes is theirs
+            self._aside = set()
+            if full:
+                self.store.clear()
+        try:
+            return self._sync_tree()
+        finally:
+            with self._commit_lock:
+                self._aside = None
+            self._set_long(False)
+
+    def _set_long(self, long: bool) -> None:
+        with self._told:
+            self._long = long
+            self._told.notify_all()
+
+    def _sync_tree(self) -> SyncReport:
+        started = time.perf_counter()
+        sync = _Pass(own=False)
+        report = sync.report
         rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)  # read once per sync
         walked = walk_markdown(self.root, folders=self.folders, rules=rules)
         if walked.loose != self.loose_files and walked.loose:
@@ -274,7 +411,9 @@ class Indexer:
             on_disk = {f.path for f in walked.files}.union(walked.unusable)
             gone = [p for p, _, _ in indexed if p not in on_disk] + [p for p in skipped if p not in on_disk]
         if gone:
-            report.removed = self.store.remove_files(gone)
+            with self._committing(sync, gone) as kept:
+                gone = [p for p in gone if p in kept]
+                report.removed = self.store.remove_files(gone)
 
         known = self.store.file_states() if changed else {}
         candidates: list[FileStat] = []
@@ -288,41 +427,15 @@ class Indexer:
 
         self.progress = SyncProgress(files_total=len(candidates))
         self._notify()
+        if sum(max(1, c.size // BYTES_PER_CHUNK) for c in candidates) > SHORT_SYNC_CHUNKS:
+            self._set_long(True)
         # The files sure to be written (new, or of another size), not those whose stat alone moved: a
         # checkout that touches every file must not make PostgreSQL rebuild its HNSW graph from scratch.
         sure = sum(1 for c in candidates if (k := known.get(c.path)) is None or k.size != c.size)
         with self.store.loading(sure, self._step):
-            batch: list[_Work] = []
-            batch_chunks, batch_limit = 0, FIRST_BATCH_CHUNKS
-            for stat in candidates:
-                if self._stopping.is_set():
-                    raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
-                data, reason = _read_file(self.root / stat.path, stat.size)
-                if data is None:
-                    assert reason is not None
-                    log.warning("skipping %s: %s", stat.path, reason)
-                    report.skipped[stat.path] = reason
-                    self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
-                    self._advance(0)
-                    continue
-                digest = hashlib.sha256(data).hexdigest()
-                state = known.get(stat.path)
-                if state is not None and state.hash == digest:
-                    self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
-                    report.unchanged += 1
-                    self._advance(0)
-                    continue
-                batch.append(_Work(stat, data, digest, state is not None))
-                batch_chunks += max(1, len(data) // 1200)
-                if batch_chunks >= batch_limit:
-                    self._flush(batch, report)
-                    batch, batch_chunks = [], 0
-                    batch_limit = min(batch_limit * 2, BATCH_CHUNKS)
-            if batch:
-                self._flush(batch, report)
-        if self.observer is not None and (self._seen_changed or self._seen_added or gone):
-            self.observer(self._seen_changed, self._seen_added, [p for p in gone if p not in skipped])
-        self._seen_changed, self._seen_added = [], []
+            self._index(sync, candidates, known)
+        if self.observer is not None and (sync.changed or sync.added or gone):
+            self.observer(sync.changed, sync.added, [p for p in gone if p not in skipped])
         if report.removed or report.added or report.updated:
             self.store.prune_deleted_log()
         report.ms = round((time.perf_counter() - started) * 1000)
@@ -341,7 +454,57 @@ class Indexer:
             )
         return report
 
-    def _flush(self, batch: list[_Work], report: SyncReport) -> None:
+    def _index(self, sync: _Pass, candidates: Sequence[FileStat], known: dict[str, FileState]) -> None:
+        """Read each candidate; index those whose bytes differ from the index's (`known`), in batches."""
+        report = sync.report
+        batch: list[_Work] = []
+        batch_chunks, batch_limit = 0, FIRST_BATCH_CHUNKS
+        for stat in candidates:
+            if self._stopping.is_set():
+                raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
+            data, reason = _read_file(self.root / stat.path, stat.size)
+            if data is None:
+                assert reason is not None
+                with self._committing(sync, [stat.path]) as kept:
+                    if kept:
+                        log.warning("skipping %s: %s", stat.path, reason)
+                        report.skipped[stat.path] = reason
+                        self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
+                self._advance(sync, 0)
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            state = known.get(stat.path)
+            if state is not None and state.hash == digest:
+                with self._committing(sync, [stat.path]) as kept:
+                    if kept:
+                        self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
+                report.unchanged += 1
+                self._advance(sync, 0)
+                continue
+            batch.append(_Work(stat, data, digest, state is not None))
+            batch_chunks += max(1, len(data) // BYTES_PER_CHUNK)
+            if batch_chunks >= batch_limit:
+                self._flush(sync, batch)
+                batch, batch_chunks = [], 0
+                batch_limit = min(batch_limit * 2, BATCH_CHUNKS)
+        if batch:
+            self._flush(sync, batch)
+
+    @contextlib.contextmanager
+    def _committing(self, sync: _Pass, paths: Iterable[str]) -> Iterator[set[str]]:
+        """Around one of a sync's index writes for `paths`: the paths it may write. A sync of named paths
+        writes them all and puts them aside; a sync of the tree only those not put aside since it began
+        (a write's own sync read them after this sync did, or wrote them, and is newer)."""
+        wanted = set(paths)
+        with self._commit_lock:
+            if sync.own:
+                if self._aside is not None:
+                    self._aside |= wanted
+                yield wanted
+            else:
+                yield wanted - self._aside if self._aside else wanted
+
+    def _flush(self, sync: _Pass, batch: list[_Work]) -> None:
         docs = []
         for work in batch:
             doc = parse_document(work.stat.path, work.data)
@@ -366,20 +529,25 @@ class Indexer:
         # Written here, not in a thread of its own behind the next batch's parsing: measured, a writer
         # thread gained nothing with a model (its embedding is most of the time) and cost 1.3x without
         # one, the two threads trading the GIL (docs/benchmarks.md, section 15).
-        written = self.store.write_files(pending)
+        with self._committing(sync, [w.stat.path for w in batch]) as kept:
+            if len(kept) < len(batch):
+                pending = [p for p in pending if p.path in kept]
+                batch = [w for w in batch if w.stat.path in kept]
+            written = self.store.write_files(pending) if pending else 0
         for doc in docs:
-            self._advance(len(doc.chunks))
-        self._written(batch, written, report)
+            self._advance(sync, len(doc.chunks))
+        self._written(sync, batch, written)
 
-    def _written(self, batch: list[_Work], written: int, report: SyncReport) -> None:
+    def _written(self, sync: _Pass, batch: list[_Work], written: int) -> None:
         """A batch's bookkeeping once the store holds it: the report and the history's lists."""
+        report = sync.report
         report.chunks += written
         for w in batch:
             if self.observer is not None:
                 if w.existed:
-                    self._seen_changed.append((w.stat.path, w.data))
+                    sync.changed.append((w.stat.path, w.data))
                 else:
-                    self._seen_added.append((w.stat.path, w.digest))
+                    sync.added.append((w.stat.path, w.digest))
             if w.existed:
                 report.updated += 1
             else:
@@ -419,9 +587,12 @@ class Indexer:
     def _step(self, name: str) -> None:
         self.progress.step = name
         self._notify()
+        self._set_long(True)  # a step (PostgreSQL's vector graph) takes minutes
 
-    def _advance(self, chunks: int) -> None:
+    def _advance(self, sync: _Pass, chunks: int) -> None:
         """One more file done: read unchanged, skipped, or written."""
+        if sync.own:
+            return
         self.progress.files_done += 1
         self.progress.chunks += chunks
         self._notify()

@@ -77,13 +77,14 @@ def lint_suffix(ctx: ToolContext, written: Sequence[tuple[Path, bytes]], notes_o
 
 
 def synced(write: Callable[[ToolContext, W], str | Answer]) -> Callable[[ToolContext, W], Awaitable[str]]:
-    """A tool handler that runs a blocking write off the event loop, then syncs the index before answering
-    (and lints what it wrote against the synced index)."""
+    """A tool handler that runs a blocking write off the event loop, then syncs the paths it changed before
+    answering (and lints what it wrote against the synced index)."""
 
     async def handler(ctx: ToolContext, a: W) -> str:
         await ctx.ready()
-        answer = await ctx.run(write, ctx, a)
-        indexed = await ctx.engine.sync_after_write_async()
+        with door.recording() as changed:
+            answer = await ctx.run(write, ctx, a)
+        indexed = await ctx.engine.sync_after_write_async(changed)
         usage = await ctx.run(quota_suffix, ctx) + notes_suffix(indexed.notes())
         if isinstance(answer, str):
             return answer + usage

@@ -235,8 +235,9 @@ def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
             )
         return a.content.encode()
 
-    written = door.save(target, a.path, change, journal=journal)
-    indexed = ctx.engine.sync_after_write()
+    with door.recording() as changed:
+        written = door.save(target, a.path, change, journal=journal)
+    indexed = ctx.engine.sync_after_write(changed)
     warnings = lint_warnings(ctx, target, written.data)
     return _json(
         {
@@ -270,8 +271,9 @@ def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
     _check_corpus(ctx, a.corpus, required=True)
     target = resolve_in(ctx.scope.dir, a.path, markdown=True)
     journal = _journal(ctx, "hallouminate:delete_markdown")
-    door.delete(target, a.path, journal=journal)
-    indexed = ctx.engine.sync_after_write()
+    with door.recording() as changed:
+        door.delete(target, a.path, journal=journal)
+    indexed = ctx.engine.sync_after_write(changed)
     return _json(
         {"path": a.path, "deleted": True, "trash": True, "notes": [*journal.notes, *indexed.notes()]}
     )

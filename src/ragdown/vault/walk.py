@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,39 @@ def walk_markdown(
     files.sort()  # by path: paths are unique, so the other fields never decide
     loose.sort()
     return WalkResult(files, loose, dict(sorted(unusable.items())))
+
+
+def markdown_at(root: Path, rel: str, *, folders: bool, rules: IgnoreRules) -> list[FileStat]:
+    """What `walk_markdown` finds at the docs-relative `rel` alone: the file when it is one the walk indexes,
+    every file the walk indexes under it when it is a directory, nothing when it is neither (gone, hidden,
+    ignored, a symlink, not Markdown, loose in serve mode, or below a directory the walk never enters)."""
+    parts = rel.split("/")
+    if any(not p or p in (".", "..") or is_hidden(p) or not is_usable(p) for p in parts):
+        return []
+    for depth in range(1, len(parts)):
+        directory = "/".join(parts[:depth])
+        try:
+            mode = os.lstat(os.path.join(root, directory)).st_mode
+        except OSError:
+            return []
+        if not stat.S_ISDIR(mode) or rules.ignored(directory, is_dir=True):
+            return []
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return []
+    if stat.S_ISDIR(st.st_mode):
+        if rules.ignored(rel, is_dir=True):
+            return []
+        return walk_markdown(root, folders=folders, rules=rules, under=rel + "/").files
+    if (
+        not stat.S_ISREG(st.st_mode)
+        or not parts[-1].lower().endswith(MARKDOWN_EXTENSIONS)
+        or (folders and len(parts) == 1)
+        or rules.ignored(rel, is_dir=False)
+    ):
+        return []
+    return [FileStat(rel, st.st_size, st.st_mtime_ns)]
 
 
 def loose_markdown(root: Path) -> list[str]:

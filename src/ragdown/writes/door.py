@@ -14,12 +14,14 @@ PostgreSQL also the index's advisory lock for the document, across machines: `do
    making the missing folders above a new document only then, so a refused write leaves nothing behind,
 6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
 
-The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`).
+The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`): only the paths the door
+changed inside its `recording()` block, so a write never waits for a sync of the whole tree.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 import shutil
@@ -45,6 +47,29 @@ DocumentLock = Callable[[Path], contextlib.AbstractContextManager[None]]
 
 _shared_locks: dict[Path, list[DocumentLock]] = {}
 _shared_guard = threading.Lock()
+# The paths changed inside the current `recording()` block (None outside one).
+_recorded: contextvars.ContextVar[list[Path] | None] = contextvars.ContextVar(
+    "ragdown_door_recorded", default=None
+)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Path]]:
+    """The paths the door changes inside the block: each document written or deleted, both ends of a move,
+    a deleted folder; in this thread, and in the threads it hands work to with `asyncio.to_thread` (which
+    run in a copy of its context). What a write syncs before it answers (`Engine.sync_after_write`)."""
+    changed: list[Path] = []
+    token = _recorded.set(changed)
+    try:
+        yield changed
+    finally:
+        _recorded.reset(token)
+
+
+def _changed(*paths: Path) -> None:
+    recorded = _recorded.get()
+    if recorded is not None:
+        recorded.extend(paths)
 
 
 def share_document_lock(root: Path, lock: DocumentLock) -> Callable[[], None]:
@@ -245,6 +270,7 @@ def save(
             check_base(sha256_hex(old), read_current(path, display), display)
             with disk_errors(display):
                 atomic.replace(path, data)
+        _changed(path)
         if journal is not None and data != old:
             journal.saved(path, old, data, event=event, before_at=before_at)
     if journal is not None and data != old:
@@ -263,6 +289,7 @@ def create(path: Path, data: bytes, display: str, *, journal: Journal | None = N
             atomic.write_new(path, data, display=display)
         if journal is not None:
             journal.saved(path, None, data)
+        _changed(path)
     if journal is not None:
         journal.finished(path)
     return Written(path, data, created=True)
@@ -292,6 +319,7 @@ def delete(
             journal.deleted(path, old)
         with disk_errors(display):
             path.unlink()
+        _changed(path)
     if journal is not None:
         journal.finished(path)
     return old
@@ -330,6 +358,7 @@ def move(src: Path, dst: Path, dst_display: str, *, journal: Journal | None = No
                     os.unlink(src)
                 if journal is not None:
                     journal.moved(src, dst)
+    _changed(src, dst)
     if journal is not None:
         journal.finished(src, dst)
 
@@ -341,10 +370,13 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
             data = read_current(doc, doc.name)
             if data is not None:
                 journal.deleted(doc, data)
-    if any(path.iterdir()):
-        shutil.rmtree(path)
-    else:
-        path.rmdir()
+    try:
+        if any(path.iterdir()):
+            shutil.rmtree(path)
+        else:
+            path.rmdir()
+    finally:  # what rmtree removed before it failed is gone from disk too
+        _changed(path)
     if journal is not None:
         journal.finished(path)
 

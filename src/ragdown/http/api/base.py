@@ -4,7 +4,7 @@ its tool context) and reading a request's JSON body and parameters."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,7 @@ from ragdown.http.errors import error, ok
 from ragdown.http.oauth.grants import OAuthStore
 from ragdown.tools.context import ToolContext
 from ragdown.vault import quota
-from ragdown.vault.folders import (
-    folder_settings,
-    list_folders,
-)
+from ragdown.vault.folders import folder_settings, list_folders
 from ragdown.vault.sandbox import resolve_in
 from ragdown.vault.walk import loose_markdown
 from ragdown.writes.wiki import new_journal
@@ -88,9 +85,10 @@ class Api:
         if self.read_only:
             raise forbidden(f"{what} is not allowed: the server is read-only (RAGDOWN_READ_ONLY)")
 
-    async def synced(self) -> dict[str, Any]:
-        """The sync after a write: its report, or `{pending: why}` when the index has not caught up in time."""
-        return (await self.engine.sync_after_write_async()).as_dict()
+    async def synced(self, changed: Sequence[Path] = ()) -> dict[str, Any]:
+        """The sync after a write of `changed` (`door.recording`; none: of the whole tree): its report, or
+        `{pending: why}` when the index has not caught up in time."""
+        return (await self.engine.sync_after_write_async(changed)).as_dict()
 
     def folders(self, request: Request) -> list[str]:
         """The folders on disk that this request's caller sees (a key's own, or every one)."""

@@ -151,8 +151,9 @@ async def post_doc(api: Api, request: Request) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
         raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
-    path, written = await asyncio.to_thread(_save_doc, api, request, body)
-    sync = await api.synced()
+    with door.recording() as changed:
+        path, written = await asyncio.to_thread(_save_doc, api, request, body)
+    sync = await api.synced(changed)
     ctx = api.ctx(Scope(root=api.root, folder=path.split("/", 1)[0]))
     warnings = await asyncio.to_thread(lint_warnings, ctx, written.path, written.data)
     folder = path.split("/", 1)[0]
@@ -173,8 +174,11 @@ async def delete_doc(api: Api, request: Request) -> Response:
     api.refuse_read_only("Deleting a document")
     path = param(request, "path")
     scope, _, target = api.locate(request, path)
-    await asyncio.to_thread(functools.partial(door.delete, journal=api.journal(scope.folder)), target, path)
-    sync = await api.synced()
+    with door.recording() as changed:
+        await asyncio.to_thread(
+            functools.partial(door.delete, journal=api.journal(scope.folder)), target, path
+        )
+    sync = await api.synced(changed)
     return ok({"path": path, "sync": sync, **api.quota_fields(scope.folder)})
 
 
@@ -231,8 +235,9 @@ async def move(api: Api, request: Request) -> Response:
     scope = api.folder_scope(request, src_parts[0])
     args = MoveArgs.model_validate({"from": "/".join(src_parts[1:]), "to": "/".join(dst_parts[1:])})
     notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
-    src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB, None, notes)
-    sync = await api.synced()
+    with door.recording() as changed:
+        src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB, None, notes)
+    sync = await api.synced(changed)
     prefix = scope.folder + "/"
     return ok(
         {

@@ -125,9 +125,10 @@ async def patch_folder(api: Api, request: Request, name: str) -> Response:
     if new_name is not None and new_name != name:  # through the door: the folder's history follows it
         journal = api.journal(None)
         move = functools.partial(door.move, journal=journal)
-        await asyncio.to_thread(move, api.root / name, api.root / new_name, new_name)
+        with door.recording() as changed:
+            await asyncio.to_thread(move, api.root / name, api.root / new_name, new_name)
         await asyncio.to_thread(api.forget_folder, name)
-        await api.synced()
+        await api.synced(changed)
         name = new_name
         return ok({"folder": api.folder_json(name), "notes": journal.notes})
     return ok({"folder": api.folder_json(name)})
@@ -163,9 +164,12 @@ async def delete_folder(api: Api, request: Request, name: str) -> Response:
         raise bad_request("confirm must repeat the folder's name exactly")
     if name not in list_folders(api.root):
         raise not_found(f"no such folder: {name}")
-    await asyncio.to_thread(functools.partial(door.delete_folder, journal=api.journal(None)), api.root / name)
+    with door.recording() as changed:
+        await asyncio.to_thread(
+            functools.partial(door.delete_folder, journal=api.journal(None)), api.root / name
+        )
     await asyncio.to_thread(api.forget_folder, name)
-    return ok({"name": name, "sync": await api.synced()})
+    return ok({"name": name, "sync": await api.synced(changed)})
 
 
 async def delete_loose(api: Api, request: Request) -> Response:

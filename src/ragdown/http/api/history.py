@@ -18,6 +18,7 @@ from ragdown.http.errors import ok
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import diff_text, restore
 from ragdown.tools.versions import followed, version_bytes, version_json
+from ragdown.writes import door
 
 
 def _history_scope(api: Api, request: Request, path: str) -> tuple[ToolContext, str]:
@@ -79,8 +80,9 @@ async def restore_version(api: Api, request: Request) -> Response:
     if base_hash is not None and not isinstance(base_hash, str):
         raise bad_request("base_hash must be text")
     ctx, rel = _history_scope(api, request, body["path"])
-    restored = await asyncio.to_thread(restore, ctx, rel, number, base_hash, WEB)
-    sync = await api.synced()
+    with door.recording() as changed:
+        restored = await asyncio.to_thread(restore, ctx, rel, number, base_hash, WEB)
+    sync = await api.synced(changed)
     return ok(
         {
             "path": body["path"],

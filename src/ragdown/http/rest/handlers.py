@@ -186,8 +186,9 @@ class Wrote:
 
 async def _answer_write(call: Call, work: Callable[[], Wrote], status: int | None = None) -> Reply:
     ctx = call.ctx
-    wrote = await ctx.run(work)
-    indexed = await ctx.engine.sync_after_write_async()
+    with door.recording() as changed:
+        wrote = await ctx.run(work)
+    indexed = await ctx.engine.sync_after_write_async(changed)
     warnings = await ctx.run(lint_warnings, ctx, wrote.path, wrote.written.data)
     usage = await ctx.run(quota.report, ctx.scope.folder_dir)
     body = WriteAnswer(
@@ -299,8 +300,9 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
         door.delete(path, name, base_hash=a.base_hash, journal=call.journal())
         return name
 
-    name = await ctx.run(work)
-    indexed = await ctx.engine.sync_after_write_async()
+    with door.recording() as changed:
+        name = await ctx.run(work)
+    indexed = await ctx.engine.sync_after_write_async(changed)
     return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None, notes=indexed.notes()))
 
 
@@ -308,8 +310,9 @@ async def move_file(call: Call, a: MoveArgs) -> Reply:
     """`ragdown_move`: links to it rewritten; never over a document that is there."""
     ctx = call.ctx
     notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
-    src, dst, updated = await ctx.run(move_path, ctx, a, WHO, None, notes)
-    indexed = await ctx.engine.sync_after_write_async()
+    with door.recording() as changed:
+        src, dst, updated = await ctx.run(move_path, ctx, a, WHO, None, notes)
+    indexed = await ctx.engine.sync_after_write_async(changed)
     return Reply(
         MoveAnswer.model_validate(
             {"from": src, "to": dst, "updated": updated, "notes": [*notes, *indexed.notes()]}
@@ -320,8 +323,9 @@ async def move_file(call: Call, a: MoveArgs) -> Reply:
 async def restore_file(call: Call, a: RestoreArgs) -> Reply:
     """`ragdown_restore`: the version written back as a new one; a deleted document re-created."""
     ctx = call.ctx
-    done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO, call.access.who)
-    indexed = await ctx.engine.sync_after_write_async()
+    with door.recording() as changed:
+        done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO, call.access.who)
+    indexed = await ctx.engine.sync_after_write_async(changed)
     name = ctx.scope.view(done.docs_path)
     body = RestoreAnswer(
         name=name,

@@ -226,10 +226,10 @@ class PostgresBackend:
 
         return PgPrimaryWatch(self, on_gone)
 
-    def forward_sync(self, full: bool) -> dict[str, Any]:
+    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
         from ragdown.storage.postgres.primary import forward_sync
 
-        return forward_sync(self, full)
+        return forward_sync(self, full, paths)
 
     def hook_memory(self) -> SessionMemory:
         return PgHookMemory(self)

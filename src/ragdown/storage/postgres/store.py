@@ -474,6 +474,16 @@ class PgStore(PgRetrieval):
             (str(p), int(s), int(m)) for p, s, m in self._rows("SELECT path, size, stat_mtime_ns FROM files")
         }
 
+    def file_states_of(self, paths: Sequence[str]) -> dict[str, FileState]:
+        out: dict[str, FileState] = {}
+        for path in paths:
+            rows = self._rows(
+                "SELECT path, size, stat_mtime_ns, hash FROM files WHERE path = %s OR starts_with(path, %s)",
+                (path, f"{path}/"),
+            )
+            out.update((str(p), FileState(int(s), int(m), str(h))) for p, s, m, h in rows)
+        return out
+
     def skipped_states(self) -> dict[str, tuple[int, int, str]]:
         rows = self._rows("SELECT path, size, stat_mtime_ns, reason FROM skipped")
         return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}

@@ -3,7 +3,8 @@
 Holding the socket is the lock; an `flock` on `primary.lock` guards the take-over so two processes can
 never both remove a stale socket and bind a new one. The kernel drops the flock when a primary dies, so
 a crashed primary's stale socket is taken over by the next process that tries. Readers forward sync
-requests to the primary as one line of JSON, `{"op": "sync", "full": false}`, and read one line back.
+requests to the primary as one line of JSON, `{"op": "sync", "full": false}` (with `"paths"`, the
+docs-relative paths a reader's write changed, synced alone), and read one line back.
 
 A reader also keeps one connection open with `{"op": "watch"}` (`PrimaryWatcher`): the primary answers
 `{"ok": true}` at once and then nothing, holding the connection until it releases the lock or dies, when the
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes; longer paths move to the temp dir
 _FORWARD_TIMEOUT_S = 600.0
+_REQUEST_LIMIT = 65536  # bytes of a request's line the primary reads
 # How long a watcher keeps trying to attach to a primary (or take over) after losing its primary, before it
 # leaves the take-over to the engine's periodic loop.
 WATCH_RETRY_S = 5.0
@@ -40,7 +42,7 @@ _WATCH_FIRST_PAUSE_S = 0.002
 _WATCH_PAUSE_S = 0.05
 _WATCH_CONNECT_TIMEOUT_S = 2.0
 
-SyncHandler = Callable[[bool], dict[str, Any]]
+SyncHandler = Callable[[bool, list[str] | None], dict[str, Any]]
 # Every other op (the CLI's `search` and `index`, `tools/cli_answers.py`): the request in, the reply out.
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -123,7 +125,7 @@ class PrimaryLock:
         with conn:
             try:
                 conn.settimeout(30)
-                line = conn.makefile("rb").readline(65536)
+                line = conn.makefile("rb").readline(_REQUEST_LIMIT)
                 request = json.loads(line or b"{}")
                 if request.get("op") == "watch":
                     self._hold(conn)
@@ -132,7 +134,8 @@ class PrimaryLock:
                     reply: dict[str, Any] = {"ok": True}
                 elif request.get("op") == "sync":
                     conn.settimeout(_FORWARD_TIMEOUT_S)
-                    reply = {"ok": True, "report": on_sync(bool(request.get("full")))}
+                    paths = paths_received(request.get("paths"))
+                    reply = {"ok": True, "report": on_sync(bool(request.get("full")), paths)}
                 elif self._on_request is not None:
                     conn.settimeout(_FORWARD_TIMEOUT_S)
                     reply = self._on_request(request)
@@ -188,6 +191,21 @@ class PrimaryLock:
                 conn.shutdown(socket.SHUT_RDWR)
 
 
+def paths_to_send(paths: list[str] | None, limit: int) -> list[str] | None:
+    """The paths a forwarded sync sends (here and in `pgprimary.py`): None (a sync of the whole tree
+    instead) past `limit` bytes of JSON, what the channel carries in one message."""
+    if paths is None or len(json.dumps(paths)) > limit:
+        return None
+    return paths
+
+
+def paths_received(raw: object) -> list[str] | None:
+    """The paths of a forwarded sync as received: a list of strings, else None (a sync of the whole tree)."""
+    if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
+        return raw
+    return None
+
+
 def _answers(path: Path) -> bool:
     try:
         request(path, {"op": "ping"}, timeout=2.0)
@@ -209,9 +227,13 @@ def request(path: Path, payload: dict[str, Any], *, timeout: float = _FORWARD_TI
     return answer
 
 
-def forward_sync(data_dir: Path, full: bool) -> dict[str, Any]:
-    """A reader's sync: ask the primary to sync and return its report."""
-    answer = request(socket_path(data_dir), {"op": "sync", "full": full})
+def forward_sync(data_dir: Path, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
+    """A reader's sync: ask the primary to sync (`paths` alone, when given) and return its report."""
+    payload: dict[str, Any] = {"op": "sync", "full": full}
+    sent = paths_to_send(paths, _REQUEST_LIMIT - 100)
+    if sent is not None:
+        payload["paths"] = sent
+    answer = request(socket_path(data_dir), payload)
     if not answer.get("ok"):
         raise RuntimeError(f"the primary could not sync: {answer.get('error')}")
     report: dict[str, Any] = answer["report"]

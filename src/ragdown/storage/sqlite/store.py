@@ -323,6 +323,19 @@ class Store:
         """Every indexed file's `(path, size, stat_mtime_ns)`, equal to its `FileStat` while unchanged."""
         return set(self._reader().execute("SELECT path, size, stat_mtime_ns FROM files"))
 
+    def file_states_of(self, paths: Sequence[str]) -> dict[str, FileState]:
+        """`file_states` of the files at `paths` and under them (a path may name a directory)."""
+        conn = self._reader()
+        out: dict[str, FileState] = {}
+        for path in paths:
+            # Under `path/`: from `path/` up to `path0` ('0' follows '/'), in the index on `path`.
+            rows = conn.execute(
+                "SELECT path, size, stat_mtime_ns, hash FROM files WHERE path = ? OR (path >= ? AND path < ?)",
+                (path, f"{path}/", f"{path}0"),
+            )
+            out.update((p, FileState(s, m, h)) for p, s, m, h in rows)
+        return out
+
     def skipped_states(self) -> dict[str, tuple[int, int, str]]:
         rows = self._reader().execute("SELECT path, size, stat_mtime_ns, reason FROM skipped").fetchall()
         return {str(p): (int(s), int(m), str(r)) for p, s, m, r in rows}

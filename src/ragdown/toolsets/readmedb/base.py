@@ -27,6 +27,7 @@ from ragdown.toolsets.readmedb.docs import ERROR_CODES, MAX_FILE_BYTES, MB, NAME
 from ragdown.vault import quota
 from ragdown.vault.ignore import refuse_ignored
 from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.writes import door
 
 READ_ONLY = Annotations(read_only=True)
 
@@ -255,8 +256,9 @@ def writer(fn: Callable[[ToolContext, Any], Answer]) -> Handler:
 
     async def handler(ctx: ToolContext, a: Any) -> str:
         await ctx.ready()
-        answer = await ctx.run(fn, ctx, a)
-        indexed = await ctx.engine.sync_after_write_async()
+        with door.recording() as changed:
+            answer = await ctx.run(fn, ctx, a)
+        indexed = await ctx.engine.sync_after_write_async(changed)
         result = await ctx.run(answer)
         if isinstance(result, str):
             return "\n".join([result, *(f"note: {note}" for note in indexed.notes())])
