@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import pytest
 
 from ragdown.access.scope import Scope
@@ -381,3 +382,42 @@ def test_a_readers_write_is_synced_by_the_primary_beside_its_long_sync(
         assert long_sync.result(60).added == 40
     finally:
         reader.close()
+
+
+@pytest.mark.anyio
+async def test_no_tool_call_waits_for_a_sync_after_the_first(
+    docs: Path, stuck: tuple[Engine, BacklogGate]
+) -> None:
+    """Every tool call starts with `wait_ready_async`, which gives the first sync a moment to end: once it
+    has ended, a call never waits for a later sync (each search used to wait 2 s while any sync ran)."""
+    engine, gate = stuck
+    assert engine.indexer is not None
+    long_sync = engine.indexer.request_sync()
+    assert gate.entered.wait(30)
+    with anyio.fail_after(60):
+        await engine.wait_ready_async(first_sync_s=3600)
+    assert not long_sync.done()
+
+
+@pytest.mark.anyio
+async def test_a_long_first_sync_holds_back_only_the_first_calls(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """The first sync's moment is counted from the first call and shared by every call after it: a first
+    index that takes minutes makes the first calls wait that once, not every call while it runs."""
+    for i in range(40):
+        write(docs, f"backlog/{i}.md", f"# Note {i}\n\n{HELD} original{i}\n")
+    gate = BacklogGate()
+    engine = Engine(make_settings(docs), "stdio", docs_dir=docs, embedder=gate)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        assert engine.indexer is not None
+        first = engine.indexer.request_sync()
+        assert gate.entered.wait(30)
+        with anyio.fail_after(60):
+            await engine.wait_ready_async(first_sync_s=0)  # the first call: its moment is over at once
+            await engine.wait_ready_async(first_sync_s=3600)  # a later one has no moment of its own
+        assert not first.done()
+    finally:
+        gate.release.set()
+        engine.close()

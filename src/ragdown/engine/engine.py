@@ -41,7 +41,8 @@ if TYPE_CHECKING:  # imported where used: watchfiles only by a primary that watc
 log = logging.getLogger(__name__)
 
 TAKEOVER_INTERVAL_S = 30.0
-# Tool calls give the first sync this long to finish before answering from what is indexed so far.
+# Tool calls give the first sync this long (from the first call) to finish before answering from what is
+# indexed so far; later calls, and calls during any later sync, never wait for a sync.
 FIRST_SYNC_WAIT_S = 2.0
 # How long a reader whose primary went away waits for another process to take over before giving up.
 HANDOVER_WAIT_S = 10.0
@@ -140,6 +141,7 @@ class Engine:
         shared_lock = self.backend.document_lock()
         self._unshare_lock = share_document_lock(self.root, shared_lock) if shared_lock is not None else None
         self._ready = threading.Event()
+        self._first_sync_deadline: float | None = None  # set by the first tool call (`wait_ready_async`)
         self._closed = threading.Event()
         self._takeover_interval_s = takeover_interval_s
         self.ignore = ignore  # `ragdown index --ignore` patterns, on top of the ignore rules on disk
@@ -427,16 +429,18 @@ class Engine:
         return self._ready.wait(timeout)
 
     async def wait_ready_async(self, first_sync_s: float = FIRST_SYNC_WAIT_S) -> None:
-        """Wait for the model and the store; then give the first sync a moment (small folders finish in it)."""
+        """Wait for the model and the store; then give the first sync a moment (small folders finish in it):
+        `first_sync_s` from the first call, shared by every call after it, so a long first index makes
+        the first calls wait that once, not every call for as long as it runs. Once the first sync has
+        ended, no call waits for a sync."""
         import asyncio  # here, not at the top: `ragdown index` and `search` never need it
 
         while not self._ready.is_set():
             await asyncio.sleep(0.02)
-        deadline = time.monotonic() + first_sync_s
-        # Until the sync has ended, not only reported: its report is kept before it trims the heap and lets go.
-        while (indexer := self.indexer) is not None and time.monotonic() < deadline:
-            if indexer.last_error is not None or (indexer.last_sync is not None and not indexer.syncing):
-                break
+        if self._first_sync_deadline is None:
+            self._first_sync_deadline = time.monotonic() + first_sync_s
+        deadline = self._first_sync_deadline
+        while (indexer := self.indexer) is not None and not indexer.settled and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
     def require_searcher(self) -> Searcher:

@@ -191,6 +191,7 @@ class Indexer:
         self.loose_files: list[str] = []
         self.last_sync: SyncReport | None = None
         self.last_error: str | None = None
+        self.settled = False  # a sync of the tree has ended (or failed): the first index is as far as it gets
         self.progress = SyncProgress()
         self._run_lock = threading.Lock()  # one sync of the tree at a time
         self._paths_lock = threading.Lock()  # one sync of named paths at a time
@@ -315,11 +316,13 @@ class Indexer:
                 report = self._sync(full)
             except Exception as err:
                 self.last_error = str(err)
+                self.settled = True
                 raise
             self.last_error = None
             self.last_sync = report
             if report.added or report.updated or report.removed:
                 heap.trim()  # the parsed documents and the embedder's batches: back to the system
+            self.settled = True  # once it has let go, not only reported
             return report
 
     def sync_paths(self, paths: Iterable[str]) -> SyncReport:
