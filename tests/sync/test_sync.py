@@ -266,6 +266,9 @@ def test_the_progress_reads_the_same_everywhere() -> None:
         "step": "building the vector index",
     }
     assert graph.describe() == "building the vector index"
+    busy = SyncProgress(files_done=0, files_total=1, at="parsing notes/big.md")
+    assert busy.as_dict() == {"files_done": 0, "files_total": 1, "chunks": 0, "at": "parsing notes/big.md"}
+    assert busy.describe() == "indexing 0 of 1 files: parsing notes/big.md"
 
 
 HELD = "heldword"  # the backlog's word: `BacklogGate` stops on it
@@ -330,6 +333,9 @@ async def test_a_write_is_indexed_and_answered_while_a_long_sync_is_stuck(
     assert engine.indexer is not None
     long_sync = engine.indexer.request_sync()
     assert gate.entered.wait(30)
+    # Its progress names what it is stuck on, not only "0 of 40 files".
+    assert engine.progress is not None
+    assert engine.progress.describe() == "indexing 0 of 40 files: embedding 16 sections"
     tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
     created = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
     edit = [{"old_text": f"{HELD} original0", "new_text": "rewritten by a write"}]

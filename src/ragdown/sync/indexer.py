@@ -59,30 +59,37 @@ SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[st
 
 @dataclass
 class SyncProgress:
-    """Where a running sync stands: files read of those that needed reading, chunks embedded, and the
-    step it is at once the files are written, where that takes a while (PostgreSQL's HNSW graph)."""
+    """Where a running sync stands: files read of those that needed reading, chunks embedded, what it is
+    doing now (`at`: `parsing notes/big.md`, `embedding 256 sections`), and the step it is at once the
+    files are written, where that takes a while (PostgreSQL's HNSW graph)."""
 
     files_done: int = 0
     files_total: int = 0
     chunks: int = 0
     step: str | None = None
+    at: str | None = None
 
     def as_dict(self) -> dict[str, int | str]:
-        """`{files_done, files_total, chunks}`, and `step` when there is one (`/api/status`, `ragdown_stats`)."""
+        """`{files_done, files_total, chunks}`, and `at` and `step` when there are (`/api/status`,
+        `ragdown_stats`)."""
         out: dict[str, int | str] = {
             "files_done": self.files_done,
             "files_total": self.files_total,
             "chunks": self.chunks,
         }
+        if self.at:
+            out["at"] = self.at
         if self.step:
             out["step"] = self.step
         return out
 
     def describe(self) -> str:
-        """`indexing 120 of 1,730 files`, or the step once the files are in (as the web UI's badge says)."""
+        """`indexing 120 of 1,730 files: parsing notes/big.md`, or the step once the files are in (as the web
+        UI's badge says)."""
         if self.step:
             return self.step
-        return f"indexing {self.files_done:,} of {self.files_total:,} files"
+        at = f": {self.at}" if self.at else ""
+        return f"indexing {self.files_done:,} of {self.files_total:,} files{at}"
 
 
 @dataclass
@@ -510,10 +517,14 @@ class Indexer:
     def _flush(self, sync: _Pass, batch: list[_Work]) -> None:
         docs = []
         for work in batch:
+            self._at(sync, f"parsing {work.stat.path}")
             doc = parse_document(work.stat.path, work.data)
             for warning in doc.warnings:
                 log.warning("%s: %s", work.stat.path, warning)
             docs.append(doc)
+        chunks = sum(len(d.chunks) for d in docs)
+        if self.embedder is not None and chunks:
+            self._at(sync, f"embedding {chunks:,} sections")
         vectors, windows = self._embed(docs)
         pending = [
             PendingFile(
@@ -589,8 +600,15 @@ class Indexer:
 
     def _step(self, name: str) -> None:
         self.progress.step = name
+        self.progress.at = None
         self._notify()
         self._set_long(True)  # a step (PostgreSQL's vector graph) takes minutes
+
+    def _at(self, sync: _Pass, what: str) -> None:
+        """What a sync of the tree works on now, for its progress (a sync of named paths has none). Read by
+        whoever asks (`/api/status`, `ragdown_stats`); listeners still hear once per file done."""
+        if not sync.own:
+            self.progress.at = what
 
     def _advance(self, sync: _Pass, chunks: int) -> None:
         """One more file done: read unchanged, skipped, or written."""
@@ -598,6 +616,7 @@ class Indexer:
             return
         self.progress.files_done += 1
         self.progress.chunks += chunks
+        self.progress.at = None
         self._notify()
 
     def _notify(self) -> None:

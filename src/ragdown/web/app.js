@@ -194,12 +194,13 @@ function drawServerState() {
   );
 }
 
-/** `indexing 120 of 1,730 files…` while a sync reports how far it is, its step once the files are in
- *  (`building the vector index…`), else `indexing…`. */
+/** `indexing 120 of 1,730 files…` while a sync reports how far it is (`…: parsing notes/big.md…` with
+ *  what it does now), its step once the files are in (`building the vector index…`), else `indexing…`. */
 function indexingText(progress) {
   if (progress && progress.step) return `${progress.step}…`;
   if (!progress || !(progress.files_total > 0)) return "indexing…";
-  return `indexing ${fmtNumber(progress.files_done || 0)} of ${fmtNumber(progress.files_total)} files…`;
+  const at = progress.at ? `: ${progress.at}` : "";
+  return `indexing ${fmtNumber(progress.files_done || 0)} of ${fmtNumber(progress.files_total)} files${at}…`;
 }
 
 let bannerShown = null;
