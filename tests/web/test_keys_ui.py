@@ -4,6 +4,7 @@ button, the key working against the server, listed, and revoked."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -81,6 +82,41 @@ def test_a_key_sees_the_admins_controls_shown_not_offered(keys_server: UiServer,
         page.locator(".notice", has_text="Only the admin (RAGDOWN_TOKEN) changes server settings")
     ).to_be_visible()
     expect(page.locator("#save-settings")).to_have_count(0)
+    page.goto("/#/")
+    expect(page.locator(".folder-card")).to_have_count(1)
+    expect(page.get_by_role("button", name="New folder")).to_have_count(0)
+    page.goto("/#/d/work/a.md")  # a write key is offered the document's changes
+    expect(page.locator("#edit-button")).to_be_enabled()
+    expect(page.locator("#server-state .badge", has_text="read key")).to_have_count(0)
     admin = open_page(keys_server, "/#/f/work/settings")  # the admin's page offers them
     expect(admin.locator(".notice", has_text="Only the admin")).to_have_count(0)
     expect(admin.locator("#new-folder")).to_be_visible()
+    admin.goto("/#/")
+    expect(admin.get_by_role("button", name="New folder")).to_have_count(2)  # the sidebar's + too
+
+
+def test_a_read_key_sees_the_writes_shown_not_offered(keys_server: UiServer, open_page: OpenPage) -> None:
+    assert keys_server.api("POST", "/api/doc", json={"path": "work/gone.md", "text": "# Gone\n"}).is_success
+    assert keys_server.api("DELETE", "/api/doc", params={"path": "work/gone.md"}).is_success  # in the trash
+    made = keys_server.api("POST", "/api/keys", json={"name": "reader", "folders": ["work"], "role": "read"})
+    assert made.status_code == 201, made.text
+    page = open_page(keys_server, "/#/d/work/a.md", token=made.json()["secret"])
+    expect(page.locator("#doc-title")).to_have_text("A")
+    hint = re.compile(r"^Your key only reads: editing, uploading, renaming, deleting and restoring")
+    for control in ("#edit-button", "#move-button", "#delete-button", "#upload-button", "#new-document"):
+        expect(page.locator(control)).to_be_disabled()
+        expect(page.locator(control)).to_have_attribute("title", hint)
+    expect(page.locator("#edit-button")).not_to_have_attribute("accesskey", "e")  # no shortcut to the editor
+    expect(page.locator("#server-state .badge", has_text="read key")).to_have_attribute("title", hint)
+    page.goto("/#/e/work/a.md")  # the editor typed in the address: nothing to type into and lose
+    expect(page.locator("h1")).to_have_text("Read-only")
+    expect(page.locator(".notice")).to_have_text(hint)
+    expect(page.locator("#editor-source")).to_have_count(0)
+    page.goto("/#/f/work")
+    expect(page.locator(".page").get_by_role("button", name="New document")).to_be_disabled()
+    page.goto("/#/f/work/trash")
+    expect(page.locator(".trash-restore")).to_be_disabled()
+    page.goto("/#/d/work/gone.md")
+    expect(page.locator("#restore-deleted")).to_be_disabled()
+    page.goto("/#/")
+    expect(page.get_by_role("button", name="New folder")).to_have_count(0)

@@ -9,7 +9,16 @@ import { askToken, toastError } from "./dialogs.js";
 import { renderEditor } from "./editor.js";
 import { FolderPane } from "./folder-pane.js";
 import { reload, routes, startRouter } from "./router.js";
-import { isAdmin, readOnly, refreshFolders, refreshStatus, state, subscribe } from "./state.js";
+import {
+  isAdmin,
+  READ_KEY_HINT,
+  readKey,
+  readOnly,
+  refreshFolders,
+  refreshStatus,
+  state,
+  subscribe,
+} from "./state.js";
 import { renderDoc } from "./view-doc.js";
 import { renderFolder } from "./view-folder.js";
 import { renderFolderSettings } from "./view-folder-settings.js";
@@ -186,6 +195,7 @@ function drawServerState() {
     status.read_only
       ? badge("read-only", "warn", "RAGDOWN_READ_ONLY: no uploads, deletes or folder changes")
       : null,
+    readKey() && !status.read_only ? badge("read key", "warn", READ_KEY_HINT) : null,
     h(
       "span",
       { class: "muted counts" },

@@ -8,21 +8,25 @@ import { basename, h, mount, notice, plural, relPath, spinner } from "./dom.js";
 import { choose, confirmDialog, syncPending, toast, toastDone, toastError } from "./dialogs.js";
 import { FileCache, fillPreview } from "./preview.js";
 import { navigate, routes, setGuard } from "./router.js";
-import { docsChanged, readOnly } from "./state.js";
+import { canWrite, docsChanged, READ_KEY_HINT, readOnly } from "./state.js";
 
 export async function renderEditor(main, route, { signal, pane }) {
   const path = route.path;
   const folder = route.folder;
   mount(main, h("div", { class: "page editor-page" }, spinner()));
-  if (readOnly()) {
+  if (!canWrite()) {
+    // The editor typed in the address: nothing is offered that the server would refuse on save.
     mount(
       main,
       h(
         "div",
         { class: "page" },
         h("h1", { tabindex: "-1" }, "Read-only"),
-        notice("info", "The server is read-only: documents cannot be edited here."),
-        h("p", {}, h("a", { href: routes.doc(path) }, "Back to the document")),
+        notice(
+          "info",
+          readOnly() ? "The server is read-only: documents cannot be edited here." : READ_KEY_HINT,
+        ),
+        h("p", {}, h("a", { href: routes.doc(path), id: "back-to-document" }, "Back to the document")),
       ),
     );
     return {};

@@ -20,7 +20,7 @@ import {
 } from "./dom.js";
 import { ask, choose, toast, toastDone, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
-import { docsChanged, folderByName, readOnly } from "./state.js";
+import { canWrite, docsChanged, folderByName, writeAction } from "./state.js";
 
 const MAX_UPLOAD_BYTES = 4 * 1024 * 1024;
 const SEARCH_DELAY_MS = 250;
@@ -144,7 +144,6 @@ export class FolderPane {
   renderHeader() {
     const folder = folderByName(this.folder);
     const title = folder ? folder.title : this.folder;
-    const writable = !readOnly();
     mount(
       this.headerEl,
       h(
@@ -156,27 +155,27 @@ export class FolderPane {
       h(
         "div",
         { class: "pane-actions" },
-        writable
-          ? h(
-              "button",
-              { type: "button", class: "small", id: "upload-button", onclick: () => this.fileInput.click() },
-              "Upload",
-            )
-          : null,
-        writable
-          ? h(
-              "button",
-              {
-                type: "button",
-                class: "small primary",
-                id: "new-document",
-                title: "New document",
-                "aria-label": "New document",
-                onclick: () => newDocument(this.folder, this.activePath),
-              },
-              "+",
-            )
-          : null,
+        writeAction(
+          h(
+            "button",
+            { type: "button", class: "small", id: "upload-button", onclick: () => this.fileInput.click() },
+            "Upload",
+          ),
+        ),
+        writeAction(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "small primary",
+              id: "new-document",
+              title: "New document",
+              "aria-label": "New document",
+              onclick: () => newDocument(this.folder, this.activePath),
+            },
+            "+",
+          ),
+        ),
         h(
           "a",
           {
@@ -347,13 +346,13 @@ export class FolderPane {
         "div",
         { class: "empty" },
         h("p", {}, "This folder has no documents yet."),
-        readOnly()
-          ? null
-          : h(
-              "button",
-              { type: "button", class: "primary", onclick: () => newDocument(this.folder, null) },
-              "New document",
-            ),
+        writeAction(
+          h(
+            "button",
+            { type: "button", class: "primary", onclick: () => newDocument(this.folder, null) },
+            "New document",
+          ),
+        ),
       );
     }
     return [
@@ -394,6 +393,7 @@ export class FolderPane {
 
   async upload(files) {
     this.fileInput.value = "";
+    if (!canWrite()) return;
     let done = 0;
     let last = null; // the last answer: its `sync` says whether the index has the uploads yet
     for (const file of files) {

@@ -7,6 +7,7 @@
 import { api, ApiError } from "./api.js";
 import { badge, fmtAgo, fmtDate, fmtSize, h, isoMs, mount, notice, plural, relPath, spinner } from "./dom.js";
 import { confirmDialog, toastDone, toastError } from "./dialogs.js";
+import { writeAction } from "./state.js";
 
 const NO_VERSIONS = "No earlier versions yet: a version is kept from the first change on.";
 
@@ -253,15 +254,17 @@ export class HistoryPanel {
             )
           : null,
         this.writable && !current
-          ? h(
-              "button",
-              {
-                type: "button",
-                class: "small version-restore",
-                "aria-label": `Restore this version (v${version.version})`,
-                onclick: () => this.restore(version),
-              },
-              "Restore this version",
+          ? writeAction(
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "small version-restore",
+                  "aria-label": `Restore this version (v${version.version})`,
+                  onclick: () => this.restore(version),
+                },
+                "Restore this version",
+              ),
             )
           : null,
       ),

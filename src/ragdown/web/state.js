@@ -2,6 +2,7 @@
 // slow poll, with listeners for whoever shows them.
 
 import { api } from "./api.js";
+import { h } from "./dom.js";
 
 export const state = {
   status: null,
@@ -23,6 +24,43 @@ function emit() {
 
 export function readOnly() {
   return Boolean(state.status && state.status.read_only);
+}
+
+/** Signed in with a key of the read role: the documents are shown, their changes are not offered. */
+export function readKey() {
+  const access = state.status && state.status.access;
+  return Boolean(access && access.role === "read");
+}
+
+/** Whether the caller may change documents: not on a read-only server, not with a read key. */
+export function canWrite() {
+  return !readOnly() && !readKey();
+}
+
+export const READ_KEY_HINT =
+  "Your key only reads: editing, uploading, renaming, deleting and restoring documents need a key with the write role.";
+
+/**
+ * A control that changes documents, as this caller gets it: itself when they may write; nothing on a
+ * read-only server (hidden, as there); for a read key shown but not offered: disabled, saying why.
+ * A link (Edit) becomes a disabled button, so neither a click nor its access key opens the editor.
+ */
+export function writeAction(control) {
+  if (readOnly()) return null;
+  if (!readKey()) return control;
+  const shown =
+    control.tagName === "BUTTON"
+      ? control
+      : h(
+          "button",
+          { type: "button", class: [...control.classList].filter((name) => name !== "button") },
+          control.textContent,
+        );
+  if (control.id) shown.id = control.id;
+  shown.removeAttribute("accesskey");
+  shown.disabled = true;
+  shown.title = READ_KEY_HINT;
+  return shown;
 }
 
 /** Whether the caller may change what only the admin may: server and folder settings, folders, keys. */

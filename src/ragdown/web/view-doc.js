@@ -9,7 +9,7 @@ import { HistoryPanel, historyEnabled, restoredText, restoreVersion, timeText } 
 import { mountOutline } from "./outline.js";
 import { FileCache, fillPreview, scrollToHeading, scrollToLine } from "./preview.js";
 import { navigate, reload, routes, setQueryQuietly } from "./router.js";
-import { docsChanged, readOnly } from "./state.js";
+import { canWrite, docsChanged, readOnly, writeAction } from "./state.js";
 
 export async function renderDoc(main, route, { signal, pane }) {
   const path = route.path;
@@ -130,18 +130,24 @@ export async function renderDoc(main, route, { signal, pane }) {
         h(
           "div",
           { class: "doc-actions" },
-          writable
-            ? h(
-                "a",
-                { class: "button primary", href: routes.edit(path), id: "edit-button", accesskey: "e" },
-                "Edit",
-              )
-            : null,
+          writeAction(
+            h(
+              "a",
+              { class: "button primary", href: routes.edit(path), id: "edit-button", accesskey: "e" },
+              "Edit",
+            ),
+          ),
           historyButton,
-          writable ? h("button", { type: "button", onclick: () => moveDoc(path) }, "Rename / move") : null,
-          writable
-            ? h("button", { type: "button", class: "danger", onclick: () => deleteDoc(path) }, "Delete")
-            : null,
+          writeAction(
+            h("button", { type: "button", id: "move-button", onclick: () => moveDoc(path) }, "Rename / move"),
+          ),
+          writeAction(
+            h(
+              "button",
+              { type: "button", class: "danger", id: "delete-button", onclick: () => deleteDoc(path) },
+              "Delete",
+            ),
+          ),
         ),
       ),
       superseded.length
@@ -180,7 +186,7 @@ export async function renderDoc(main, route, { signal, pane }) {
     path,
     signal,
     onTag: (tag) => pane.setTag(tag),
-    onMissing: writable ? (target) => offerToCreate(route.folder, path, target) : null,
+    onMissing: canWrite() ? (target) => offerToCreate(route.folder, path, target) : null,
   });
 
   const line = Number(route.query.get("line"));
@@ -259,13 +265,13 @@ async function renderDeleted(main, route, signal) {
         h(
           "div",
           { class: "doc-actions" },
-          writable
-            ? h(
-                "button",
-                { type: "button", class: "primary", id: "restore-deleted", onclick: restoreLast },
-                "Restore it",
-              )
-            : null,
+          writeAction(
+            h(
+              "button",
+              { type: "button", class: "primary", id: "restore-deleted", onclick: restoreLast },
+              "Restore it",
+            ),
+          ),
         ),
       ),
       notice(

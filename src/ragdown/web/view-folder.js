@@ -3,7 +3,7 @@
 import { api } from "./api.js";
 import { basename, fmtDate, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner } from "./dom.js";
 import { routes } from "./router.js";
-import { folderByName, readOnly } from "./state.js";
+import { folderByName, writeAction } from "./state.js";
 import { folderBadges } from "./view-home.js";
 import { newDocument } from "./folder-pane.js";
 
@@ -39,13 +39,9 @@ export async function renderFolder(main, route, { signal }) {
       h(
         "div",
         { class: "button-row" },
-        readOnly()
-          ? null
-          : h(
-              "button",
-              { type: "button", class: "primary", onclick: () => newDocument(name, null) },
-              "New document",
-            ),
+        writeAction(
+          h("button", { type: "button", class: "primary", onclick: () => newDocument(name, null) }, "New document"),
+        ),
         h(
           "a",
           { class: "button", href: routes.folderSettings(name) },

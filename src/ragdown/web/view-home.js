@@ -4,7 +4,7 @@ import { api } from "./api.js";
 import { badge, h, mount, notice, plural } from "./dom.js";
 import { ask, confirmDialog, toast, toastError } from "./dialogs.js";
 import { navigate, routes } from "./router.js";
-import { readOnly, refreshFolders, state } from "./state.js";
+import { isAdmin, readOnly, refreshFolders, state } from "./state.js";
 
 export function folderBadges(folder) {
   return [
@@ -32,9 +32,13 @@ export async function renderHome(main, _route, { signal }) {
           "div",
           { class: "page-head" },
           h("h1", { tabindex: "-1" }, "Folders"),
-          readOnly()
+          readOnly() || !isAdmin()
             ? null
-            : h("button", { type: "button", class: "primary", onclick: createFolder }, "New folder"),
+            : h(
+                "button",
+                { type: "button", class: "primary", id: "home-new-folder", onclick: createFolder },
+                "New folder",
+              ),
         ),
         h(
           "p",

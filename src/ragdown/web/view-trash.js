@@ -6,7 +6,7 @@ import { fmtSize, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner 
 import { toastDone } from "./dialogs.js";
 import { restoredText, restoreVersion, timeText, whoText } from "./history.js";
 import { navigate, routes } from "./router.js";
-import { docsChanged, folderByName, readOnly } from "./state.js";
+import { docsChanged, folderByName, readOnly, writeAction } from "./state.js";
 
 export async function renderTrash(main, route, { signal }) {
   const name = route.folder;
@@ -93,18 +93,18 @@ function trashRow(entry) {
         ` · ${fmtSize(last.size)} · ${plural(last.lines, "line")}`,
       ),
     ),
-    readOnly()
-      ? null
-      : h(
-          "button",
-          {
-            type: "button",
-            class: "primary small trash-restore",
-            "aria-label": `Restore ${relPath(entry.path)}`,
-            onclick: () => restoreEntry(entry),
-          },
-          "Restore",
-        ),
+    writeAction(
+      h(
+        "button",
+        {
+          type: "button",
+          class: "primary small trash-restore",
+          "aria-label": `Restore ${relPath(entry.path)}`,
+          onclick: () => restoreEntry(entry),
+        },
+        "Restore",
+      ),
+    ),
   );
 }
 
