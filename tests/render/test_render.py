@@ -13,6 +13,7 @@ from ragdown.render.document import render_document, render_markdown
 WIKI = {
     "Note": "work/Note.md",
     "Note#Setup": "work/Note.md",
+    "Note#^p1": "work/Note.md",
     "Alias name": "work/sub/Aliased.md",
     "diagram.png": "work/assets/diagram.png",
     "report.pdf": "work/report.pdf",
@@ -171,6 +172,28 @@ def test_note_embeds_are_blocks_the_ui_expands() -> None:
     assert span["data-path"] == "work/Note.md"
     assert span["data-anchor"] == "Setup"
     assert parsed.one("a")["href"] == "#/d/work/Note.md?h=Setup"
+
+
+def test_block_ids_name_their_block_and_a_block_embed_says_which() -> None:
+    html = render(
+        "Para one ^p1\n\n- item a ^ia\n- item b\n\n> quote\n> more ^q\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n^tbl\n\n```\ncode\n```\n\n^code\n\n![[Note#^p1]]\n"
+    )
+    parsed = Elements(html)
+    named = [(tag, attrs["data-block"]) for tag, attrs in parsed.tags if "data-block" in attrs]
+    assert named == [
+        ("p", "p1"),
+        ("li", "ia"),
+        ("blockquote", "q"),
+        ("table", "tbl"),
+        ("code", "code"),
+        ("span", "p1"),  # the embed
+    ]
+    assert "^" not in "".join(parsed.text)  # no id is shown, nor the paragraphs of a lone one
+    assert len(parsed.all("p")) == 3  # "Para one", the quote's, the embed's: none for ^tbl or ^code
+    embed = parsed.all("span")[0]
+    assert classes(embed) == {"embed", "embed-note"}
+    assert (embed["data-path"], embed["data-block"], embed.get("data-anchor")) == ("work/Note.md", "p1", None)
 
 
 def test_other_embeds() -> None:

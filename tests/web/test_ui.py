@@ -141,6 +141,32 @@ def test_a_note_that_embeds_itself_or_a_loop_of_embeds_is_shown_once(
     expect(preview.locator(".embed-note .embed-note .embed-note")).to_have_count(0)
 
 
+def test_a_block_embed_shows_the_block_and_a_heading_embed_its_section(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    for path, text in (
+        (
+            "work/blocks/Source.md",
+            "# Source\n\nFirst paragraph. ^first\n\n- one\n- two ^second\n\n"
+            "## Part\n\nIn the part.\n\n## Later\n\nAfter the part.\n",
+        ),
+        (
+            "work/blocks/Host.md",
+            "# Host\n\n![[Source#^first]]\n\n![[Source#^second]]\n\n![[Source#Part]]\n\n![[Source#^nothing]]\n",
+        ),
+    ):
+        assert ui_server.api("POST", "/api/doc", json={"path": path, "text": text}).is_success
+    page = open_page(ui_server, "/#/d/work/blocks/Host.md")
+    bodies = page.locator("#preview .embed-note .embed-body")
+    expect(bodies).to_have_count(4)
+    expect(bodies.nth(0)).to_have_text("First paragraph.")
+    expect(bodies.nth(1).locator("li")).to_have_text(["two"])
+    expect(bodies.nth(2).locator("h2")).to_have_text(["Part"])
+    expect(bodies.nth(2)).to_contain_text("In the part.")
+    expect(bodies.nth(2)).not_to_contain_text("After the part.")
+    expect(bodies.nth(3)).to_have_text("No block ^nothing in work/blocks/Source.md.")
+
+
 def test_a_superseded_document_links_to_its_replacement(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/d/work/old.md")
     banner = page.locator(".notice-warn")

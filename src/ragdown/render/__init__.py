@@ -20,7 +20,9 @@ are resolved while rendering, through callables the caller gives:
 A link to a document becomes `href="#/d/<path>"` (the UI's hash route, `?h=<heading>` for an
 anchor) with `data-path`; a link to an attachment points at `file_url` with `data-file`; a link
 that resolves to nothing gets the class `missing` and `data-target`. Every block element carries
-`data-line`, the 1-based line of the source it starts on, so the UI can scroll to a search hit.
+`data-line`, the 1-based line of the source it starts on, so the UI can scroll to a search hit. A block
+an Obsidian block id names (`text ^id`) carries `data-block="id"`, and a block embed (`![[Note#^id]]`)
+carries the id it shows as `data-block` too: the UI shows that block of the note alone.
 
 Footnote references and back-references are `href="#"` links with `data-footnote` /
 `data-footnote-back` (no element ids, so an embedded note's footnotes never clash with the host's);

@@ -86,17 +86,44 @@ def resolve_links(state: StateCore) -> None:
                 _resolve_inline(child, context)
 
 
-_BLOCK_ID = re.compile(r"(?:^|\s+)\^[A-Za-z0-9-]+\s*$")
+_BLOCK_ID = re.compile(r"(?:^|\s+)\^([A-Za-z0-9-]+)\s*$")
 
 
-def hide_block_ids(state: StateCore) -> None:
-    """Obsidian's block ids (`text ^b15695`, or `^id` alone) mark a block; like Obsidian, never show them."""
-    for token in state.tokens:
-        if token.type != "inline" or not token.children:
+def block_ids(state: StateCore) -> None:
+    """Obsidian's block ids: `^id` at the end of a block names it, and, like Obsidian, is never shown.
+
+    The named element gets `data-block="id"` (a block embed, `![[Note#^id]]`, shows that element alone):
+    the list item whose text ends with it, else the top-level block it ends (a paragraph, a heading, a
+    quote or callout, a table). A `^id` alone in a paragraph of its own names the block before it (how
+    Obsidian names a list, a table or a quote as a whole); that paragraph is not shown.
+    """
+    tokens = state.tokens
+    opened: list[Token] = []  # the blocks open around the current token, outermost first
+    tops: list[Token] = []  # the top-level blocks so far, in order
+    for index, token in enumerate(tokens):
+        if token.level == 0 and token.block and token.nesting >= 0:
+            tops.append(token)
+        if token.nesting == 1:
+            opened.append(token)
+        elif token.nesting == -1 and opened:
+            opened.pop()
+        if token.type != "inline" or not token.children or not opened:
             continue
         last = token.children[-1]
-        if last.type == "text" and "^" in last.content:
-            last.content = _BLOCK_ID.sub("", last.content)
+        found = _BLOCK_ID.search(last.content) if last.type == "text" and "^" in last.content else None
+        if found is None:
+            continue
+        last.content = last.content[: found.start()]
+        alone = all(child.type == "softbreak" or not child.content.strip() for child in token.children)
+        items = [block for block in opened if block.type == "list_item_open"]
+        owner = items[-1] if items else opened[0]
+        container = opened[-1]
+        if alone and container.type == "paragraph_open":
+            container.hidden = True
+            tokens[index + 1].hidden = True  # its paragraph_close
+            if owner is container and len(tops) > 1:
+                owner = tops[-2]  # the block before the lone `^id`
+        owner.attrSet("data-block", found.group(1))
 
 
 def _resolve_inline(token: Token, context: Context) -> None:
@@ -167,7 +194,9 @@ def _resolve_wikilink(token: Token, context: Context) -> None:
     shown = shown.strip()
     name, _, anchor = target.partition("#")
     anchor = anchor.strip()
+    block = None
     if anchor.startswith("^"):
+        block = anchor[1:].strip() or None  # a block reference: `[[Note#^id]]`
         anchor = ""
     found = context.wiki(target)
     token.meta.update(
@@ -175,6 +204,7 @@ def _resolve_wikilink(token: Token, context: Context) -> None:
         shown=shown,
         label=shown or _wikilink_label(name.strip(), anchor),
         anchor=anchor or None,
+        block=block,
         path=found,
     )
     if found is not None and not is_markdown(found):
@@ -258,6 +288,7 @@ def _render_embed(meta: dict[str, Any], path: str | None, target: str, anchor: s
                 ("data-target", target),
                 ("data-path", path),
                 ("data-anchor", anchor),
+                ("data-block", meta.get("block")),
             ],
             link,
         )

@@ -14,7 +14,7 @@ from ragdown.render.footnotes import (
     render_footnote_ref,
 )
 from ragdown.render.links import (
-    hide_block_ids,
+    block_ids,
     render_hashtag,
     render_wikilink,
     resolve_links,
@@ -34,7 +34,7 @@ def _build_parser() -> MarkdownIt:
     md.core.ruler.after("block", "ragdown_callouts", callouts)
     # After the footnotes are moved, so links in them are resolved and their blocks get `data-line`.
     md.core.ruler.after("footnote_tail", "ragdown_links", resolve_links)
-    md.core.ruler.after("ragdown_links", "ragdown_block_ids", hide_block_ids)
+    md.core.ruler.after("ragdown_links", "ragdown_block_ids", block_ids)
     md.core.ruler.after("ragdown_block_ids", "ragdown_tasks", task_items)
     md.add_render_rule("wikilink", render_wikilink)
     md.add_render_rule("hashtag", render_hashtag)

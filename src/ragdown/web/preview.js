@@ -2,7 +2,8 @@
 //
 // - it is parsed in an inert <template> first, so no image starts loading without the token;
 //   attachments are then fetched with the bearer header and shown through blob URLs;
-// - note embeds (`![[Note]]`) are expanded in place, two levels deep;
+// - note embeds (`![[Note]]`, a section `![[Note#Heading]]`, a block `![[Note#^id]]`) are expanded in
+//   place, two levels deep;
 // - clicks on missing wikilinks, in-page anchors, footnotes, attachments and #tags are handled here;
 // - helpers scroll to a source line (every block has `data-line`) or a heading.
 //
@@ -107,9 +108,10 @@ async function expandEmbeds(root, options, depth, chain) {
   if (depth >= MAX_EMBED_DEPTH) return;
   for (const embed of embeds.slice(0, MAX_EMBEDS)) {
     embed.dataset.expanded = "1";
-    const { path, anchor } = embed.dataset;
-    const key = anchor ? `${path}#${anchor}` : path;
-    if (chain.has(key) || (!anchor && chain.has(path))) {
+    const { path, anchor, block } = embed.dataset;
+    const part = block ? `^${block}` : anchor;
+    const key = part ? `${path}#${part}` : path;
+    if (chain.has(key) || (!part && chain.has(path))) {
       embed.append(h("span", { class: "embed-body missing" }, " (embeds itself: not shown again)"));
       continue;
     }
@@ -119,8 +121,15 @@ async function expandEmbeds(root, options, depth, chain) {
       const doc = await api.doc(embed.dataset.path, options.signal);
       if (options.signal && options.signal.aborted) return;
       const fragment = inertFragment(doc.html || "");
-      const section = embed.dataset.anchor ? headingSection(fragment, embed.dataset.anchor) : null;
-      body.replaceChildren(section || fragment);
+      if (block) {
+        const named = namedBlock(fragment, block);
+        body.replaceChildren(
+          named || h("span", { class: "missing" }, `No block ^${block} in ${embed.dataset.path}.`),
+        );
+      } else {
+        const section = anchor ? headingSection(fragment, anchor) : null;
+        body.replaceChildren(section || fragment);
+      }
       loadMedia(body, options.files);
       await expandEmbeds(body, options, depth + 1, new Set([...chain, key]));
     } catch (err) {
@@ -133,6 +142,27 @@ async function expandEmbeds(root, options, depth, chain) {
 }
 
 const HEADINGS = "h1, h2, h3, h4, h5, h6";
+
+/**
+ * The block a block id names (`data-block`, set by render.py), as a block embed shows it: a code
+ * block with its <pre>, a list item in a list of its kind (an ordered one keeps its number).
+ */
+function namedBlock(fragment, id) {
+  const wanted = id.toLowerCase();
+  const found = [...fragment.querySelectorAll("[data-block]")].find(
+    (el) => el.dataset.block.toLowerCase() === wanted,
+  );
+  if (!found) return null;
+  const parent = found.parentElement;
+  if (found.tagName === "CODE" && parent && parent.tagName === "PRE") return parent;
+  if (found.tagName === "LI" && parent) {
+    const list = parent.cloneNode(false);
+    if (list.tagName === "OL") list.start = (parent.start || 1) + [...parent.children].indexOf(found);
+    list.append(found);
+    return list;
+  }
+  return found;
+}
 
 function headingMatches(heading, anchor) {
   const wanted = anchor.split("#").pop().trim().toLowerCase();
