@@ -13,6 +13,7 @@ from ragdown.access.scope import Scope
 from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
+from ragdown.http.api.base import Api
 from tests.conftest import isolated_env, write
 from tests.mcpserver.conftest import Endpoint
 
@@ -53,11 +54,22 @@ async def test_nobody_chose_the_embedder_so_the_offline_model_steps_in(
         assert engine.embedder.name == "minilm"
         assert engine.embedder_error is None
         notice = engine.embedder_notice or ""
-        assert "granite-small could not load" in notice
-        assert "minilm" in notice
-        assert "RAGDOWN_EMBEDDER" in notice
-        assert any("minilm is used instead" in r.getMessage() for r in caplog.records)
-        end = Endpoint(Runtime(engine.settings, engine), Scope(root=notes, folder=""))
+        # One plain sentence (a banner shows it); the error that kept the default out is said apart.
+        assert notice == (
+            "The default embedder granite-small could not load, so the installed offline model minilm is used instead."
+        )
+        reason = engine.embedder_notice_reason or ""
+        assert "granite-small" in reason
+        assert any(
+            r.getMessage() == f"{notice} Why: {reason}. Set RAGDOWN_EMBEDDER to choose one."
+            for r in caplog.records
+        )
+        runtime = Runtime(engine.settings, engine)
+        settings = Api(runtime, auth_required=False).settings_json()  # /api/status's `settings`
+        assert (settings["embedder"], settings["sources"]["embedder"]) == ("minilm", "offline")
+        assert settings["env"]["embedder"] is None  # RAGDOWN_EMBEDDER is not set
+        assert settings["sources"]["text_limit"] == "default"
+        end = Endpoint(runtime, Scope(root=notes, folder=""))
         stats = json.loads(await end.ok("ragdown_stats"))
         assert stats["embedder"] == "minilm"
         assert stats["embedder_notice"] == notice
@@ -77,7 +89,11 @@ async def test_a_chosen_embedder_is_kept_and_the_error_says_what_to_set(tmp_path
         error = engine.embedder_error or ""
         assert "BM25 alone" in error
         assert "RAGDOWN_EMBEDDER=minilm" in error
-        end = Endpoint(Runtime(engine.settings, engine), Scope(root=notes, folder=""))
+        runtime = Runtime(engine.settings, engine)
+        settings = Api(runtime, auth_required=False).settings_json()
+        assert (settings["embedder"], settings["sources"]["embedder"]) == ("granite-small", "env")
+        assert settings["env"]["embedder"] == "granite-small"
+        end = Endpoint(runtime, Scope(root=notes, folder=""))
         stats = json.loads(await end.ok("ragdown_stats"))
         assert stats["embedder"] == "none"
         assert stats["embedder_error"] == error

@@ -325,11 +325,16 @@ def test_server_settings_are_saved_applied_and_given_back(docs: Path, start_app:
     server = start_app(docs, RAGDOWN_TEXT_LIMIT="50")
     api = server.api
     assert api.get("/api/settings").status_code == 405
+    before = api.get("/api/status").json()["settings"]
+    # Where each value comes from: the variable set, or the default (no variable claims an unset one).
+    assert (before["sources"]["text_limit"], before["env"]["text_limit"]) == ("env", 50)
+    assert (before["sources"]["follow_links"], before["env"]["follow_links"]) == ("default", None)
     changed = api.patch("/api/settings", json={"text_limit": 5, "hook": {"top_k": 2}, "query_log": True})
     assert changed.status_code == 200
     settings = changed.json()["settings"]
     assert (settings["text_limit"], settings["hook"]["top_k"], settings["query_log"]) == (5, 2, True)
     assert settings["env"]["text_limit"] == 50
+    assert settings["sources"]["text_limit"] == settings["sources"]["query_log"] == "saved"
     assert json.loads((docs / ".ragdown-server.json").read_text()) == {
         "text_limit": 5,
         "hook": {"top_k": 2},

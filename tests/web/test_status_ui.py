@@ -193,11 +193,15 @@ def test_the_offline_model_stands_in_for_the_default_one_and_says_so(
     assert status["embedder"] == "minilm"
     assert "embedder_error" not in status
     assert "the installed offline model minilm is used instead" in str(status["embedder_notice"])
+    assert "could not download granite-small" in str(status["embedder_notice_reason"])
 
     page = open_page(server, "/#/f/notes")
     banner = page.locator("#banner .notice-warn")
-    expect(banner).to_contain_text("The default embedder granite-small could not load")
-    expect(banner).to_contain_text("the installed offline model minilm is used instead")
+    # One plain sentence, the error that kept the default out left to the log and Settings.
+    expect(banner.locator(".banner-text")).to_have_text(
+        "The default embedder granite-small could not load, so the installed offline model minilm is used "
+        "instead. Choose the embedder in Settings"
+    )
     expect(page.locator("#banner .notice-error")).to_have_count(0)
     page.fill("#search-input", "restic backups")
     page.keyboard.press("Enter")
@@ -206,6 +210,18 @@ def test_the_offline_model_stands_in_for_the_default_one_and_says_so(
     banner.get_by_role("link", name="Choose the embedder in Settings").click()
     expect(page.locator("h1")).to_have_text("Server settings")
     expect(banner).to_be_visible()
+    # Settings says where the embedder in use comes from: not RAGDOWN_EMBEDDER, which is not set.
+    expect(page.locator("#setting-embedder")).to_have_value("minilm")
+    origin = page.locator("[data-setting=setting-embedder] .setting-origin")
+    expect(origin).to_have_text("Installed offline model: the default granite-small could not load")
+    expect(origin).to_have_attribute("title", re.compile("could not download granite-small"))
+    expect(page.locator("[data-setting=setting-text_limit] .setting-origin")).to_have_text("Default")
+    # Dismissed, it stays away for the session (a reload), and the page starts under the top bar.
+    banner.get_by_role("button", name="Dismiss this notice").click()
+    expect(page.locator("#banner")).to_be_hidden()
+    page.reload()
+    expect(page.locator("h1")).to_have_text("Server settings")
+    expect(page.locator("#banner")).to_be_hidden()
 
 
 def test_an_embedder_that_cannot_load_is_an_error_and_hits_are_lexical(

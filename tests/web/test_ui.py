@@ -527,13 +527,14 @@ def test_folder_title_and_hook_defaults(ui_server: UiServer, open_page: OpenPage
 def test_server_settings_show_where_a_value_comes_from(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/settings")
     row = page.locator("[data-setting=setting-text_limit]")
-    expect(row).to_contain_text("From RAGDOWN_TEXT_LIMIT")
+    expect(row.locator(".setting-origin")).to_have_text("Default")  # RAGDOWN_TEXT_LIMIT is not set
+    expect(page.locator("[data-setting=setting-watch] .setting-origin")).to_have_text("From RAGDOWN_WATCH")
     page.fill("#setting-text_limit", "1500")
     page.click("#save-settings")
-    expect(row).to_contain_text("Saved here; RAGDOWN_TEXT_LIMIT is 2000")
+    expect(row).to_contain_text("Saved here; the default is 2000")
     assert json.loads((ui_server.docs / ".ragdown-server.json").read_text())["text_limit"] == 1500
     row.get_by_role("button", name="Reset").click()
-    expect(row).to_contain_text("From RAGDOWN_TEXT_LIMIT")
+    expect(row.locator(".setting-origin")).to_have_text("Default")
     expect(page.locator("#setting-text_limit")).to_have_value("2000")
 
 

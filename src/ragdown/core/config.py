@@ -447,6 +447,7 @@ class Settings:
     cache_root: Path = field(default_factory=lambda: _cache_root(os.environ))
     embedder: str = DEFAULT_EMBEDDER
     embedder_chosen: bool = False  # RAGDOWN_EMBEDDER was set: never swapped for the offline model
+    env_set: frozenset[str] = frozenset()  # the keys of `SETTINGS` whose variable is set (not the default)
     embedding_url: str = DEFAULT_EMBEDDING_URL
     embedding_api_key: str | None = None
     hf_endpoint: str = DEFAULT_HF_ENDPOINT
@@ -500,6 +501,9 @@ class Settings:
             cache_root=cache_root,
             embedder=values["embedder"],
             embedder_chosen=bool((env.get("RAGDOWN_EMBEDDER") or "").strip()),
+            env_set=frozenset(
+                s.key for s in SETTINGS if s.variable is not None and (env.get(s.variable) or "").strip()
+            ),
             embedding_url=values["embedding_url"],
             embedding_api_key=values["embedding_api_key"],
             hf_endpoint=values["hf_endpoint"],

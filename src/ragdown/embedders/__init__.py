@@ -57,12 +57,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Loaded:
-    """What `load_or_offline` found: the embedder (None when none could load), why the offline model
-    stands in (`notice`), or why none loaded (`reason`)."""
+    """What `load_or_offline` found: the embedder (None when none could load), that the offline model
+    stands in (`notice`, one plain sentence for a banner) and why (`reason`), or why none loaded (`reason`)."""
 
     embedder: Embedder | None
     notice: str | None = None
     reason: str | None = None
+
+    @property
+    def explained(self) -> str | None:
+        """The notice with its reason and what to do, for a log or a terminal; None without a notice."""
+        if self.notice is None:
+            return None
+        return f"{self.notice} Why: {self.reason}. Set RAGDOWN_EMBEDDER to choose one."
 
 
 def load_or_offline(spec: str, load: Callable[[str], Embedder], *, chosen: bool) -> Loaded:
@@ -83,8 +90,9 @@ def load_or_offline(spec: str, load: Callable[[str], Embedder], *, chosen: bool)
         )
     return Loaded(
         offline,
-        notice=f"The default embedder {spec} could not load ({reason}), so the installed offline model "
-        f"{OFFLINE_EMBEDDER} is used instead. Set RAGDOWN_EMBEDDER to choose one.",
+        notice=f"The default embedder {spec} could not load, so the installed offline model "
+        f"{OFFLINE_EMBEDDER} is used instead.",
+        reason=reason,
     )
 
 

@@ -154,7 +154,8 @@ class Engine:
         self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
         # The user named the embedder (RAGDOWN_EMBEDDER, or saved in the web UI): never swapped for another.
         self.embedder_chosen = settings.embedder_chosen
-        self.embedder_notice: str | None = None  # why another embedder than the configured one is in use
+        self.embedder_notice: str | None = None  # that another embedder than the default is in use
+        self.embedder_notice_reason: str | None = None  # why: the default's error
         # Every version of every document, beside the documents (not derived: it outlives the data dir).
         self.history: HistoryStore | None = (
             HistoryStore(self.root, keep_days=settings.history_days, keep=settings.history_keep)
@@ -215,8 +216,9 @@ class Engine:
         )
         self.embedder = loaded.embedder
         self.embedder_notice = loaded.notice
-        if loaded.notice is not None:
-            log.warning("%s", loaded.notice)
+        self.embedder_notice_reason = loaded.reason if loaded.notice is not None else None
+        if loaded.explained is not None:
+            log.warning("%s", loaded.explained)
         if loaded.embedder is None:
             self.embedder_error = (
                 f"{loaded.reason}. Search runs on BM25 alone until the embedder can load: fix that, or set "
@@ -621,6 +623,7 @@ class Engine:
                 self.embedder = embedder
                 self.embedder_error = None
                 self.embedder_notice = None
+                self.embedder_notice_reason = None
                 self.store.ensure_meta(self._meta())
                 self.searcher = Searcher(self.store, embedder, folders=self.folders)
                 self.indexer = Indexer(

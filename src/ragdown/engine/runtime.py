@@ -7,7 +7,7 @@ sit above both for `ragdown_context` (see `hook_settings`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ragdown.core.config import Settings, setting_default
 from ragdown.embedders import default_fusion, default_min_ratio, default_min_score, unrelated_score
@@ -16,6 +16,8 @@ from ragdown.search.hook import KEEP_TOP, HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 from ragdown.storage.backend import QueryLogStore, SessionMemory
 from ragdown.vault.folders import HookOverrides
+
+Source = Literal["saved", "env", "default", "offline"]
 
 
 class Runtime:
@@ -31,6 +33,21 @@ class Runtime:
         """A server setting (`config.SERVER_KEYS`) in effect: saved from the web UI, else its variable."""
         saved = self.saved.get(key)
         return saved if saved is not None else getattr(self.settings, key)
+
+    def source(self, key: str) -> Source:
+        """Where a server setting in effect comes from: `saved` from the web UI, its variable (`env`), the
+        `default`, or, for the embedder, `offline`: the default could not load and the offline model stands in."""
+        if self.saved.get(key) is not None:
+            return "saved"
+        if key == "embedder" and self.engine.embedder_notice is not None:
+            return "offline"
+        return "env" if key in self.settings.env_set else "default"
+
+    def shown_value(self, key: str) -> Any:
+        """`value`, but the embedder in use where the offline model stands in for the default."""
+        if self.source(key) == "offline" and self.engine.embedder is not None:
+            return self.engine.embedder.name
+        return self.value(key)
 
     @property
     def text_limit(self) -> int:

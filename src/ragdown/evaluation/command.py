@@ -165,8 +165,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if loaded.embedder is None:
         print(f"ragdown eval: {loaded.reason}", file=sys.stderr)
         return 2
-    if loaded.notice is not None:
-        print(f"ragdown eval: {loaded.notice}", file=sys.stderr)
+    if loaded.explained is not None:
+        print(f"ragdown eval: {loaded.explained}", file=sys.stderr)
     embedder = loaded.embedder
     rule = cast(Rule, args.rule)
     mode = cast(Mode, args.mode)

@@ -214,21 +214,46 @@ function indexingText(progress) {
 }
 
 let bannerShown = null;
+const DISMISSED_KEY = "ragdown.dismissed"; // the banner notices dismissed in this tab's session
+
+function dismissed() {
+  try {
+    return new Set(JSON.parse(sessionStorage.getItem(DISMISSED_KEY) || "[]"));
+  } catch {
+    return new Set();
+  }
+}
+
+function dismiss(key) {
+  const keys = dismissed();
+  keys.add(key);
+  try {
+    sessionStorage.setItem(DISMISSED_KEY, JSON.stringify([...keys]));
+  } catch {
+    // Storage is off: it stays dismissed until the page is loaded again.
+  }
+  bannerShown = null;
+  drawBanner(keys);
+}
 
 /**
- * What every page must say about the server, under the top bar: the offline embedder used instead
- * of the default one, an embedder that cannot load (search on words alone), a failed sync, an
- * index that cannot open. Redrawn only when it changes, so an alert is not read out on every poll.
+ * What every page must say about the server, under the top bar: an index that cannot open, an
+ * embedder that cannot load (search on words alone), a failed sync, and the notices that can be
+ * dismissed for the session: the offline embedder used instead of the default one. Redrawn only
+ * when it changes, so an alert is not read out on every poll.
  */
-function drawBanner() {
+function drawBanner(gone = dismissed()) {
   const status = state.status || {};
   const embedder = !readOnly();
+  // [kind, lead, text, link to the embedder setting, dismissable]
   const messages = [
-    status.error ? ["error", "The index cannot open: ", status.error, false] : null,
-    status.embedder_error ? ["error", "The embedder cannot load: ", status.embedder_error, embedder] : null,
-    status.embedder_notice ? ["warn", "Offline embedder. ", status.embedder_notice, embedder] : null,
-    status.sync_error ? ["error", "The last sync failed: ", status.sync_error, false] : null,
-  ].filter(Boolean);
+    status.error ? ["error", "The index cannot open: ", status.error, false, false] : null,
+    status.embedder_error
+      ? ["error", "The embedder cannot load: ", status.embedder_error, embedder, false]
+      : null,
+    status.embedder_notice ? ["warn", "", status.embedder_notice, embedder, true] : null,
+    status.sync_error ? ["error", "The last sync failed: ", status.sync_error, false, false] : null,
+  ].filter((message) => message && !(message[4] && gone.has(message[2])));
   const key = JSON.stringify(messages);
   if (key === bannerShown) return;
   bannerShown = key;
@@ -236,12 +261,29 @@ function drawBanner() {
   host.hidden = !messages.length;
   mount(
     host,
-    messages.map(([kind, lead, text, settingsLink]) =>
+    messages.map(([kind, lead, text, settingsLink, dismissable]) =>
       notice(
         kind,
-        h("strong", {}, lead),
-        text,
-        settingsLink ? [" ", h("a", { href: routes.settings() }, "Choose the embedder in Settings")] : null,
+        h(
+          "span",
+          { class: "banner-text" },
+          lead ? h("strong", {}, lead) : null,
+          text,
+          settingsLink ? [" ", h("a", { href: routes.settings() }, "Choose the embedder in Settings")] : null,
+        ),
+        dismissable
+          ? h(
+              "button",
+              {
+                type: "button",
+                class: "icon-button banner-dismiss",
+                "aria-label": "Dismiss this notice",
+                title: "Dismiss (for this session)",
+                onclick: () => dismiss(text),
+              },
+              "×",
+            )
+          : null,
       ),
     ),
   );

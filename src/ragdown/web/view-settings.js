@@ -1,4 +1,5 @@
-// Settings → Server: each tuning value, where it comes from (saved here or its variable), saving
+// Settings → Server: each tuning value, where it comes from (saved here, its variable, the default, or
+// for the embedder the offline model standing in for the default), saving
 // and resetting it, and the warning for a hook minimum score at or under the embedder's unrelated
 // score. The fields are the server's own schema (`/api/status` → settings.schema): their labels,
 // help, variables, kinds and bounds are exactly what the server checks.
@@ -197,13 +198,21 @@ export async function renderSettings(main, _route, { signal }) {
       );
       controls.set(id, { field, control, effective });
       const isSaved = saved !== undefined && saved !== null;
+      // Where the value in effect comes from, as the server says (`sources`; a hook value by its layers).
+      const from = field.hook ? null : (settings.sources || {})[field.key];
+      const offline = from === "offline";
+      const unset = env === null || env === undefined;
       const source = isSaved
-        ? `Saved here; ${field.variable} is ${shown(env)}`
-        : env === null || env === undefined
-          ? field.hook && (field.key === "min_score" || field.key === "min_ratio")
-            ? "Follows the embedder"
-            : "Default"
-          : `From ${field.variable}`;
+        ? unset && field.default !== null && field.default !== undefined
+          ? `Saved here; the default is ${shown(field.default)}`
+          : `Saved here; ${field.variable} is ${shown(env)}`
+        : offline
+          ? `Installed offline model: the default ${shown(field.default)} could not load`
+          : from === "default" || unset
+            ? field.hook && (field.key === "min_score" || field.key === "min_ratio")
+              ? "Follows the embedder"
+              : "Default"
+            : `From ${field.variable}`;
       return h(
         "div",
         { class: "setting-row", dataset: { setting: id } },
@@ -230,7 +239,14 @@ export async function renderSettings(main, _route, { signal }) {
         h(
           "div",
           { class: "setting-source" },
-          h("span", { class: ["setting-origin", isSaved && "saved"] }, source),
+          h(
+            "span",
+            {
+              class: ["setting-origin", isSaved && "saved"],
+              title: offline ? status.embedder_notice_reason || undefined : undefined,
+            },
+            source,
+          ),
           isSaved && !locked
             ? h(
                 "button",

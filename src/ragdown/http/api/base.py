@@ -167,15 +167,17 @@ class Api:
         return loose_markdown(self.root)
 
     def settings_json(self) -> dict[str, Any]:
-        """The tuning values in effect, those saved from the UI, the variables', and the schema of each."""
+        """The tuning values in effect (the embedder in use), where each comes from (`sources`), those saved
+        from the UI, the variables' (null where one is not set), and the schema of each."""
         rt = self.runtime
         env = rt.settings
         return {
-            **{key: rt.value(key) for key in config.SERVER_KEYS},
+            **{key: rt.shown_value(key) for key in config.SERVER_KEYS},
             "hook": {**rt.server_hook(), "unrelated_score": rt.unrelated_score()},
+            "sources": {key: rt.source(key) for key in config.SERVER_KEYS},
             "saved": rt.saved,
             "env": {
-                **{key: getattr(env, key) for key in config.SERVER_KEYS},
+                **{key: getattr(env, key) if key in env.env_set else None for key in config.SERVER_KEYS},
                 "hook": {key: getattr(env.hook, key) for key in config.HOOK_KEYS},
             },
             "schema": config.schema(),

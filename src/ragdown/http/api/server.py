@@ -61,6 +61,7 @@ async def status(api: Api, request: Request) -> Response:
         body["embedder_error"] = engine.embedder_error
     if engine.embedder_notice:
         body["embedder_notice"] = engine.embedder_notice
+        body["embedder_notice_reason"] = engine.embedder_notice_reason
     progress = engine.progress
     if progress is not None:
         body["progress"] = progress.as_dict()
