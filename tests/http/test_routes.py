@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import REPO, isolated_env, write
 from tests.http.conftest import TOKEN, StartServer, ops_folder
@@ -364,6 +365,33 @@ def test_a_loose_file_and_nothing_else_can_be_deleted(docs: Path, start_app: Sta
     assert api.delete("/api/loose", params={"name": "ops/backups.md"}).status_code == 404
     assert api.delete("/api/loose", params={"name": "loose.md"}).json() == {"name": "loose.md"}
     assert not (docs / "loose.md").exists()
+
+
+def test_a_docs_dir_that_is_an_obsidian_vault_is_said_at_start_with_what_to_serve_instead(
+    docs: Path, start_app: StartServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(docs, ".obsidian/app.json", "{}")
+    write(docs, "Home.md", "# Home\n\nSee [[Plan]].\n")
+    write(docs, "Projects/Plan.md", "# Plan\n")
+    server = start_app(docs)
+    root = docs.resolve()
+    notice = server.api.get("/api/status").json()["docs_notice"]
+    assert notice == (
+        f"The docs directory {root} looks like an Obsidian vault (.obsidian/ at its root): ragdown serve makes "
+        "each of its top-level directories a folder of its own, so its top-level note is not indexed and links "
+        "between the folders break. Serve the directory above it instead, where the vault is one folder "
+        f"(RAGDOWN_DOCS_DIR={root.parent} ragdown serve, or make serve DOCS={root.parent}), or serve the vault "
+        f"alone as one folder over MCP with RAGDOWN_DOCS_DIR={root} ragdown stdio."
+    )
+    assert [r.getMessage() for r in caplog.records if r.name == "ragdown.http.serve"] == [notice]
+    # Said to the admin, who can change the docs dir; not to anyone else.
+    assert "docs_notice" not in server.client(token=None).get("/api/status").json()
+    made = server.api.post("/api/keys", json={"name": "k", "folders": None, "role": "write"})
+    assert made.status_code == 201, made.text
+    assert "docs_notice" not in server.client(token=made.json()["secret"]).get("/api/status").json()
+    (docs / ".obsidian/app.json").unlink()
+    (docs / ".obsidian").rmdir()  # no longer a vault: nothing to say
+    assert "docs_notice" not in server.api.get("/api/status").json()
 
 
 def test_search_resolve_move_backlinks_and_files(docs: Path, start_app: StartServer) -> None:

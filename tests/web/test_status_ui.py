@@ -245,3 +245,22 @@ def test_an_embedder_that_cannot_load_is_an_error_and_hits_are_lexical(
     similarity = page.locator(".hit .hit-sim").first
     expect(similarity).to_have_text("lexical")
     expect(similarity).to_have_attribute("title", LEXICAL_TITLE)
+
+
+def test_a_docs_dir_that_is_a_vault_is_said_in_a_banner_that_can_be_dismissed(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    marker = ui_server.docs / ".obsidian"
+    marker.mkdir()
+    try:
+        page = open_page(ui_server, "/#/f/work")
+        banner = page.locator("#banner .notice-warn")
+        expect(banner).to_contain_text("looks like an Obsidian vault (.obsidian/ at its root)")
+        expect(banner).to_contain_text(f"RAGDOWN_DOCS_DIR={ui_server.docs.resolve()} ragdown stdio")
+        banner.get_by_role("button", name="Dismiss this notice").click()
+        expect(page.locator("#banner")).to_be_hidden()
+        page.reload()
+        expect(page.locator(".doc-item").first).to_be_visible()
+        expect(page.locator("#banner")).to_be_hidden()
+    finally:
+        marker.rmdir()

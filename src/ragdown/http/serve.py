@@ -18,6 +18,7 @@ from ragdown.http.security import Guard
 from ragdown.mcpserver.server import warn_about_min_score
 from ragdown.sync.progress_log import ProgressLog
 from ragdown.tools import cli_answers as commands
+from ragdown.vault.folders import vault_notice
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,9 @@ def build_app(settings: Settings) -> RagdownApp:
     saved = serversettings.load(docs)
     engine = Engine(settings, "serve", docs_dir=docs, cli_answer=commands.answer)
     engine.add_progress_listener(ProgressLog())
+    vault = vault_notice(engine.root)
+    if vault is not None:
+        log.warning("%s", vault)
     runtime = Runtime(settings, engine, saved)
     engine.embedder_spec = runtime.embedder_spec
     engine.embedder_chosen = settings.embedder_chosen or "embedder" in saved

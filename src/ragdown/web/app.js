@@ -239,7 +239,8 @@ function dismiss(key) {
 /**
  * What every page must say about the server, under the top bar: an index that cannot open, an
  * embedder that cannot load (search on words alone), a failed sync, and the notices that can be
- * dismissed for the session: the offline embedder used instead of the default one. Redrawn only
+ * dismissed for the session: the offline embedder used instead of the default one, a docs directory
+ * that is an Obsidian vault (split into folders: say what to serve instead). Redrawn only
  * when it changes, so an alert is not read out on every poll.
  */
 function drawBanner(gone = dismissed()) {
@@ -253,6 +254,7 @@ function drawBanner(gone = dismissed()) {
       : null,
     status.embedder_notice ? ["warn", "", status.embedder_notice, embedder, true] : null,
     status.sync_error ? ["error", "The last sync failed: ", status.sync_error, false, false] : null,
+    status.docs_notice ? ["warn", "", status.docs_notice, false, true] : null,
   ].filter((message) => message && !(message[4] && gone.has(message[2])));
   const key = JSON.stringify(messages);
   if (key === bannerShown) return;

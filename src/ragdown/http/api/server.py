@@ -17,6 +17,7 @@ from ragdown.http import serversettings
 from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.vault.folders import vault_notice
 
 
 def access_json(access: Access | None) -> dict[str, Any] | None:
@@ -57,6 +58,11 @@ async def status(api: Api, request: Request) -> Response:
         "last_sync": engine.last_sync.as_dict() if engine.last_sync else None,
         "settings": api.settings_json(),
     }
+    caller = request.scope.get(SCOPE_KEY)
+    if isinstance(caller, Access) and caller.is_admin:  # a key cannot change the docs dir: not said to one
+        vault = vault_notice(api.root)
+        if vault is not None:
+            body["docs_notice"] = vault
     if engine.embedder_error:
         body["embedder_error"] = engine.embedder_error
     if engine.embedder_notice:
