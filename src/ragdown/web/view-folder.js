@@ -40,7 +40,11 @@ export async function renderFolder(main, route, { signal }) {
         "div",
         { class: "button-row" },
         writeAction(
-          h("button", { type: "button", class: "primary", onclick: () => newDocument(name, null) }, "New document"),
+          h(
+            "button",
+            { type: "button", class: "primary", onclick: () => newDocument(name, null) },
+            "New document",
+          ),
         ),
         h(
           "a",
