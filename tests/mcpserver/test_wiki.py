@@ -269,3 +269,21 @@ async def test_an_index_md_the_ignore_rules_leave_out_is_not_made(
     await end.ok("ragdown_write", path="a/b/page.md", text="# Page\n")
     assert (docs / "w/a/b/page.md").is_file()
     assert sorted(p.name for p in (docs / "w").rglob("index.md")) == []
+
+
+async def test_a_subfolder_without_an_index_md_is_named_never_linked(wiki: tuple[Path, Endpoint]) -> None:
+    """Issue 14: a subfolder whose documents were made outside ragdown has no index.md; the list names it
+    instead of linking to a file that is not there, so a later write of the index.md lints clean."""
+    root, end = wiki
+    write(root.parent, "wiki/outside/made-by-hand.md", "# By hand\n")
+    await end.ok("ragdown_write", path="guides/setup.md", text="# Setting up\n")
+    assert not (root / "outside/index.md").exists()
+    assert block(root / "index.md") == [
+        "- [guides/](./guides/index.md) — guides",
+        "- outside/",
+        "- [Alpha.md](./Alpha.md) — Alpha page",
+    ]
+    answer = await end.ok(
+        "ragdown_edit", path="index.md", edits=[{"old_text": "And this.", "new_text": "And that."}]
+    )
+    assert "missing file" not in answer, answer

@@ -5,7 +5,9 @@ Opt-in per folder (`"index_md": true` in `.ragdown.json`). Between `<!-- ragdown
 `<!-- ragdown:index-end -->` (or hallouminate's `<!-- HALLOUMINATE:INDEX-START -->` / `-END -->` where a
 file has those), one line per entry: the subdirectories that hold Markdown first, then the files, each
 sorted case-insensitively, `- [name](./file.md) — <first H1>` / `- [dir/](./dir/index.md) — <its H1>`, the
-gloss only when the H1 is the first non-blank line after the frontmatter. A missing `index.md` is made
+gloss only when the H1 is the first non-blank line after the frontmatter; a subdirectory without an index.md
+(its documents made outside ragdown, or its index.md ignored) is named, `- dir/`, never linked to a file that
+is not there. A missing `index.md` is made
 (`# <dir name>` and the markers), unless the ignore rules leave it out; one without markers (a marker in a
 code block is none), or with damaged ones, is left alone with a warning; prose outside the markers is never
 touched; an unchanged block is not written again. The writes go through
@@ -109,7 +111,11 @@ def link_list(directory: Path, counts: Counts = _everything) -> list[str]:
     for entry in dirs:
         if not _holds_markdown(Path(entry.path), counts):
             continue
-        gloss = first_h1(Path(entry.path) / INDEX_NAME)
+        index = Path(entry.path) / INDEX_NAME
+        if not (index.is_file() and not index.is_symlink() and counts(index, False)):
+            lines.append(f"- {entry.name}/")  # no index.md to link to (made outside, or ignored): named only
+            continue
+        gloss = first_h1(index)
         lines.append(f"- [{entry.name}/](./{entry.name}/{INDEX_NAME})" + (f" — {gloss}" if gloss else ""))
     for entry in files:
         gloss = first_h1(Path(entry.path))
