@@ -353,6 +353,28 @@ def test_a_search_over_every_folder_ranks_their_hits_together(
     assert " — Restore (similarity " in lines[0]
 
 
+def test_an_unknown_query_parameter_or_body_field_is_refused_with_the_names(server: Server) -> None:
+    """Issue 16: a name a route does not take is a 400 naming the nearest and every name it takes, as an
+    MCP tool refuses it, and changes nothing (its URL's own names and the fixed ones are not taken either)."""
+    api = server.api
+    body = refused(api.get(f"{V1}/work/search", params={"query": "backups", "topk": 3}), 400, "invalid")
+    assert body["error"].startswith("unknown query parameter 'topk' (did you mean 'top_k'?); the query ")
+    assert "parameters are query, top_k, path_prefix" in body["error"]
+    body = refused(api.get(f"{V1}/work/search", params={"query": "x", "format": "text"}), 400, "invalid")
+    assert "unknown query parameter 'format'" in body["error"], body
+    body = refused(api.put(f"{V1}/work/files/new.md", json={"content": "# N\n", "basehash": "x"}), 400)
+    assert body["error"] == (
+        "unknown body field 'basehash' (did you mean 'base_hash'?); the body fields are content, base_hash"
+    )
+    refused(api.put(f"{V1}/work/files/new.md", json={"content": "# N\n", "name": "other.md"}), 400)
+    edit = {"edits": [{"old_text": "Nightly", "newtext": "Daily"}]}
+    body = refused(api.post(f"{V1}/work/files/a.md/edit", json=edit), 400, "invalid")
+    assert "unknown argument 'edits.0.newtext' (did you mean 'new_text'?)" in body["error"], body
+    assert not (server.docs / "work/new.md").exists()
+    assert not (server.docs / "work/other.md").exists()
+    assert "Nightly" in (server.docs / "work/a.md").read_text()
+
+
 def test_whoami_folders_and_the_dispatch(server: Server) -> None:
     api = server.api
     assert ok(api.get("/api/v1/whoami")) == {"who": "admin", "role": "admin", "folders": None, "key_id": None}

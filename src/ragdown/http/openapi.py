@@ -140,7 +140,7 @@ def _operation(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
     if ep.tool:
         op["description"] = f"The arguments of the MCP tool `{ep.tool}`."
     if ep.in_body:
-        body: dict[str, Any] = {"type": "object", "properties": visible, "additionalProperties": True}
+        body: dict[str, Any] = {"type": "object", "properties": visible, "additionalProperties": False}
         if required:
             body["required"] = required
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}

@@ -7,20 +7,22 @@ pydantic model: its JSON schema (without pydantic's titles, to keep every agent'
 
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragdown.core.errors import Kind, bad_request
+from ragdown.core.errors import Kind, Refusal, bad_request
 
 
 class Args(BaseModel):
-    """Base of every tool's arguments: unknown keys are ignored, types are checked strictly enough."""
+    """Base of every tool's arguments: an unknown key is refused (`refuse_invalid` names the arguments there
+    are and the nearest one), types are checked strictly enough."""
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
 A = TypeVar("A", bound=Args)
@@ -98,7 +100,7 @@ class ToolSpec(Generic[A, C]):
         try:
             return self.args.model_validate(arguments or {})
         except ValidationError as err:
-            raise bad_request(f"{self.name}: {describe_validation(err)}") from None
+            raise refuse_invalid(err, self.args, self.name) from None
 
     async def call(self, ctx: C, arguments: dict[str, Any] | None) -> str | Structured:
         return await self.handler(ctx, self.parse(arguments))
@@ -131,12 +133,95 @@ def not_unicode(value: Any) -> str | None:
     return None
 
 
-def describe_validation(err: ValidationError) -> str:
-    parts = []
+# -- unknown arguments: the one rule of every tool of every set, and of the REST routes ---------------
+
+
+def argument_names(model: type[BaseModel]) -> list[str]:
+    """The names a model takes, as a caller sends them (a field's alias where it has one), in its order."""
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def nearest_name(name: str, valid: Sequence[str]) -> str | None:
+    """The valid name `name` most likely meant (`topk` → `top_k`, `q` → `query`), None when none is close:
+    compared without case, `_` or `-`; a name one begins with counts as close."""
+
+    def plain(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    wanted = plain(name)
+    best, score = None, 0.0
+    for candidate in valid:
+        other = plain(candidate)
+        ratio = difflib.SequenceMatcher(None, wanted, other).ratio()
+        if wanted and other and (other.startswith(wanted) or wanted.startswith(other)):
+            ratio = max(ratio, 0.75)
+        if ratio > score:
+            best, score = candidate, ratio
+    return best if score >= 0.5 else None
+
+
+def unknown_arguments(
+    unknown: Sequence[str], valid: Sequence[str], *, what: str = "argument", of: str = ""
+) -> tuple[str, dict[str, Any]]:
+    """The sentence and the details that refuse `unknown` names: each with the nearest valid one, then
+    every valid name (`unknown argument 'topk' (did you mean 'top_k'?); the arguments are query, top_k`).
+    `of` names where they were sent when it is not the top level (`edits[]`)."""
+    nearest = {name: nearest_name(name.rsplit(".", 1)[-1], valid) for name in unknown}
+    named = ", ".join(
+        f"{name!r} (did you mean {nearest[name]!r}?)" if nearest[name] else repr(name) for name in unknown
+    )
+    plural = "s" if len(unknown) > 1 else ""
+    where = f" of {of}" if of else ""
+    takes = f"the {what}s{where} are {', '.join(valid)}" if valid else f"there are no {what}s{where} to send"
+    details = {"unknown": list(unknown), "nearest": nearest, "valid": list(valid)}
+    return f"unknown {what}{plural} {named}; {takes}", details
+
+
+def refuse_invalid(err: ValidationError, model: type[BaseModel], tool: str = "") -> Refusal:
+    """A validation error as a refusal: unknown arguments first (the one rule above, at whatever depth they
+    were sent), then every other issue."""
+    unknown: dict[tuple[str | int, ...], list[str]] = {}
+    others = []
     for issue in err.errors():
-        where = ".".join(str(p) for p in issue["loc"]) or "arguments"
-        parts.append(f"{where}: {issue['msg']}")
-    return "invalid arguments (" + "; ".join(parts) + ")"
+        loc = tuple(issue["loc"])
+        if issue["type"] == "extra_forbidden" and loc:
+            unknown.setdefault(loc[:-1], []).append(".".join(str(p) for p in loc))
+        else:
+            where = ".".join(str(p) for p in loc) or "arguments"
+            others.append(f"{where}: {issue['msg']}")
+    parts: list[str] = []
+    details: dict[str, Any] = {}
+    for parent, names in unknown.items():
+        at = _model_at(model, parent)
+        of = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parent).lstrip(".")
+        sentence, found = unknown_arguments(names, argument_names(at) if at else [], of=of)
+        parts.append(sentence)
+        details = details or found
+    if others:
+        parts.append("invalid arguments (" + "; ".join(others) + ")")
+    message = "; ".join(parts)
+    return Refusal("invalid", f"{tool}: {message}" if tool else message, None, details)
+
+
+def _model_at(model: type[BaseModel], loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model that validates what was sent at `loc` (list indexes skipped), None past a plain value."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        field = next((f for n, f in current.model_fields.items() if (f.alias or n) == part), None)
+        current = _model_in(field.annotation) if field is not None else None
+    return current
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _strip_titles(node: Any) -> Any:

@@ -21,7 +21,7 @@ from ragdown.history.journal import Journal
 from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok, refused
 from ragdown.http.rest.models import Answer
-from ragdown.tools.base import Args, describe_validation, not_unicode
+from ragdown.tools.base import Args, argument_names, not_unicode, refuse_invalid, unknown_arguments
 from ragdown.tools.context import ToolContext
 from ragdown.vault.folders import list_folders
 
@@ -106,16 +106,25 @@ class Endpoint:
         return await self.run(Call(ctx, access), args)
 
     async def _arguments(self, request: Request) -> dict[str, Any]:
+        """The query's parameters (a list field's repeated ones as a list) or the body's fields; a name the
+        route does not take is refused, as an MCP tool refuses an unknown argument (its URL's own and the
+        fixed ones are not taken either)."""
         if not self.in_body:
             query = request.query_params
             lists = repeatable(self.args)
-            return {
-                k: query.getlist(k) if k in lists else v for k, v in query.items() if k not in self.hidden
-            }
-        body = await json_body(request)
-        if not isinstance(body, dict):
-            raise bad_request("send a JSON object")
-        return {k: v for k, v in body.items() if k not in self.hidden}
+            given: dict[str, Any] = {k: query.getlist(k) if k in lists else v for k, v in query.items()}
+        else:
+            body = await json_body(request)
+            if not isinstance(body, dict):
+                raise bad_request("send a JSON object")
+            given = body
+        valid = [name for name in argument_names(self.args) if name not in self.hidden]
+        unknown = [name for name in given if name not in valid]
+        if unknown:
+            what = "body field" if self.in_body else "query parameter"
+            message, details = unknown_arguments(unknown, valid, what=what)
+            raise Refusal("invalid", message, None, details)
+        return given
 
 
 def repeatable(model: type[Args]) -> frozenset[str]:
@@ -137,7 +146,7 @@ def parse(model: type[Args], raw: dict[str, Any]) -> Any:
     try:
         return model.model_validate(raw)
     except ValidationError as err:
-        raise bad_request(describe_validation(err)) from None
+        raise refuse_invalid(err, model) from None
 
 
 def decoded_params(raw: Mapping[str, str]) -> dict[str, str]:
