@@ -164,7 +164,11 @@ async def test_every_tool_of_every_set_refuses_an_unknown_argument_naming_the_ne
             assert error, text
             assert not (docs / "ops/new.md").exists()
             # One sent inside a list's items is named with the names those items take.
-            edit = {"path": "backups.md", "edits": [{"old_txt": "Nightly", "new_text": "Daily"}], **folder}
+            edit: dict[str, object] = {
+                "path": "backups.md",
+                "edits": [{"old_txt": "Nightly", "new_text": "Daily"}],
+                **folder,
+            }
             text, error, _ = await _answer(client, "ragdown_edit", edit)
             assert error, text
             assert "unknown argument 'edits.0.old_txt' (did you mean 'old_text'?)" in text, text
