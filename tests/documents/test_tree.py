@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
 import pytest
 
+import ragdown
 from ragdown.documents import parse_document
+from ragdown.documents.lint import lint
 from ragdown.documents.tree import MAX_NODE_TOKENS, ROUTING_COST, Node, build_tree, estimate_tokens, tree_cost
+from ragdown.documents.writes import append_text
+from ragdown.search.outline import cut
 
 
 def words(n: int, word: str = "word") -> str:
@@ -207,3 +217,66 @@ def test_tokens_count_cjk_characters_one_each() -> None:
     assert estimate_tokens("附件默认") == 4
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("附件 abcd") == 2 + 2
+
+
+RAGDOWN_SOURCE = str(Path(ragdown.__file__).resolve().parent)
+
+
+def steps(work: Callable[[], object]) -> int:
+    """How many lines of ragdown's own code `work` runs (a count of work, not a time: the same on any machine
+    under any load). markdown-it's and the standard library's lines are not counted."""
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def start(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(RAGDOWN_SOURCE) else None
+
+    previous = sys.gettrace()
+    sys.settrace(start)
+    try:
+        work()
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+def journal(headings: int) -> str:
+    """A long flat note (a log, a glossary): one H1 and `headings` H2 sections below it, every other one with
+    an H3, a link and a tag; the shape that made the section tree quadratic (each heading looked through the
+    ones after it, counted its parent's children, and each chunk searched the H1's children for its node)."""
+    parts = ["# Journal\n\nWhat this is.\n"]
+    for i in range(headings):
+        parts.append(f"## Entry {i}\n\nDid [[thing {i % 7}]] today. #log\n")
+        if i % 2:
+            parts.append(f"### Detail {i}\n\nMore on it.\n")
+    return "\n".join(parts)
+
+
+def _parse(text: str) -> None:
+    parse_document("journal.md", text)
+
+
+def _outline(text: str) -> None:
+    tree = build_tree(text, "journal.md")
+    last = tree.walk()[-1]
+    assert tree.find(last.node_id) is last
+    assert tree.deepest_at(last.start_line) is last
+    cut(tree, 3, include_start=False)
+
+
+def _write(text: str) -> None:
+    lint(text, "journal.md")
+    append_text(text, "added", heading="Journal")
+
+
+@pytest.mark.parametrize("work", [_parse, _outline, _write], ids=["parse", "outline", "write"])
+def test_the_work_on_a_document_grows_linearly_with_its_headings(work: Callable[[str], None]) -> None:
+    """Twice the headings, twice the work (within 15 %): a quadratic step counts about 4x."""
+    small, large = journal(300), journal(600)
+    once, twice = steps(lambda: work(small)), steps(lambda: work(large))
+    assert twice / once < 2.3, (once, twice)

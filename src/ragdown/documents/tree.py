@@ -22,10 +22,11 @@ Tokens are estimated as one per CJK character and one per four other characters.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -70,24 +71,35 @@ class Node:
     children: list[Node] = field(default_factory=list)
 
     def walk(self) -> list[Node]:
-        """This node and every node below it, in document order."""
-        out = [self]
-        for child in self.children:
-            out.extend(child.walk())
-        return out
+        """This node and every node below it, in document order (one visit each, without recursion)."""
+        return list(self._preorder())
+
+    def _preorder(self) -> Iterator[Node]:
+        pending: list[Node] = [self]
+        while pending:
+            node = pending.pop()
+            yield node
+            pending.extend(reversed(node.children))
 
     def find(self, node_id: str) -> Node | None:
-        return next((n for n in self.walk() if n.node_id == node_id), None)
+        return next((n for n in self._preorder() if n.node_id == node_id), None)
 
     def deepest_at(self, line: int) -> Node:
-        """The deepest node whose lines hold `line` (the node a section starting there belongs to)."""
-        for child in self.children:
-            if child.start_line <= line <= child.end_line:
-                return child.deepest_at(line)
-        return self
+        """The deepest node whose lines hold `line` (the node a section starting there belongs to).
+
+        Siblings are in document order and their lines do not overlap, so at each level the only child that
+        can hold `line` is the last one starting at or before it: a binary search, not a scan of them all.
+        """
+        node = self
+        while node.children:
+            at = bisect.bisect_right(node.children, line, key=_start_line) - 1
+            if at < 0 or not node.children[at].start_line <= line <= node.children[at].end_line:
+                break
+            node = node.children[at]
+        return node
 
     def count(self) -> int:
-        return sum(1 + child.count() for child in self.children)
+        return sum(1 for _ in self._preorder()) - 1
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -124,6 +136,10 @@ class Node:
         )
 
 
+def _start_line(node: Node) -> int:
+    return node.start_line
+
+
 def node_id(chain: Sequence[str], ordinal: int) -> str:
     """The id of the node named by `chain` (its parent's id, then its own title) at sibling `ordinal`."""
     digest = hashlib.sha1(("\x1f".join(chain) + f"\x1e{ordinal}").encode("utf-8")).hexdigest()
@@ -158,18 +174,24 @@ def tree_of(lines: Sequence[str], body_start: int, scan: BlockScan, title: str) 
     """The optimised section tree of a document already split into lines and scanned (as `parse` does)."""
     if len(lines) > 1 and lines[-1] == "":
         lines = lines[:-1]  # a final line break does not start another line
-    root = raw_tree(lines, body_start, scan, title)
     counter = _Lines(lines)
-    _split_oversized(root, lines, scan, counter, body_start + 1)
+    root = raw_tree(lines, body_start, scan, title, counter)
+    _split_oversized(root, _Doc(lines, scan, counter, body_start + 1))
     _measure(root)
     _merge(root)
     return root
 
 
-def raw_tree(lines: Sequence[str], body_start: int, scan: BlockScan, title: str) -> Node:
-    """The tree of headings as written, before splitting and merging (own tokens not yet counted)."""
+def raw_tree(
+    lines: Sequence[str], body_start: int, scan: BlockScan, title: str, counter: _Lines | None = None
+) -> Node:
+    """The tree of headings as written, before splitting and merging (own tokens not yet counted).
+
+    One pass over the headings with a stack of open sections: a heading closes every open section of its
+    level or deeper (their subtrees end on the line before it), so each heading is pushed and popped once.
+    """
     total = max(1, len(lines))
-    counter = _Lines(lines)
+    counter = counter if counter is not None else _Lines(lines)
     root = Node(node_id([title], 0), "document", title, 0, 1, total, total, 0)
     headings = scan.headings
     first_heading = headings[0].start + 1 if headings else total + 1
@@ -189,35 +211,56 @@ def raw_tree(lines: Sequence[str], body_start: int, scan: BlockScan, title: str)
         root.own_end = body_first - 1
     elif headings:
         root.own_end = first_heading - 1
-    stack: list[Node] = [root]
+    # Open sections, shallowest first (their levels strictly rise), each with how many section children it
+    # has so far (its next child's ordinal). Levels are 1 to 6, so the document (level 0) is never closed.
+    stack: list[tuple[Node, int]] = [(root, 0)]
     for index, heading in enumerate(headings):
         start = heading.start + 1
-        while len(stack) > 1 and stack[-1].level >= heading.level:
-            stack.pop()
-        parent = stack[-1]
-        end = total
-        for later in headings[index + 1 :]:
-            if later.level <= heading.level:
-                end = later.start
-                break
-        ordinal = sum(1 for c in parent.children if c.kind == "section")
+        while len(stack) > 1 and stack[-1][0].level >= heading.level:
+            stack.pop()[0].end_line = heading.start  # the line before this heading (`start` is 0-based)
+        parent, ordinal = stack[-1]
+        stack[-1] = (parent, ordinal + 1)
         own_end = headings[index + 1].start if index + 1 < len(headings) else total
-        own_end = min(own_end, end)
         label = heading.text or f"(untitled heading, line {start})"
+        # `end_line` is `total` until a later heading closes the section (above or at the end of the loop);
+        # its own lines never run past the next heading, which is at or before that.
         node = Node(
-            node_id([parent.node_id, label], ordinal), "section", label, heading.level, start, own_end, end, 0
+            node_id([parent.node_id, label], ordinal),
+            "section",
+            label,
+            heading.level,
+            start,
+            own_end,
+            total,
+            0,
         )
         parent.children.append(node)
-        stack.append(node)
-    for node in root.walk():
+        stack.append((node, 0))
+    for node in root._preorder():
         node.own_tokens = counter.tokens(node.start_line, node.own_end)
     return root
 
 
-def _blocks(lines: Sequence[str], first: int, last: int, scan: BlockScan) -> list[tuple[int, int]]:
+class _Doc:
+    """What splitting oversized nodes reads, looked up in O(1): the lines and their token counts, each closed
+    fence's last line and each heading's last line by its first line (all 1-based)."""
+
+    def __init__(self, lines: Sequence[str], scan: BlockScan, counter: _Lines, body_first: int) -> None:
+        self.lines = lines
+        self.counter = counter
+        self.body_first = body_first
+        self.fence_last = {start + 1: end for start, end in scan.fences}
+        # `end` is exclusive and 0-based: the heading's last line, 1-based. The first of two headings on one
+        # line (none in a CommonMark parse) wins, as a search in document order would find it.
+        self.heading_last: dict[int, int] = {}
+        for heading in scan.headings:
+            self.heading_last.setdefault(heading.start + 1, heading.end)
+
+
+def _blocks(doc: _Doc, first: int, last: int) -> list[tuple[int, int]]:
     """The blocks of lines `first`..`last` (1-based, inclusive): runs of non-blank lines (a table is one),
     a fenced block always whole; each block takes the blank lines after it."""
-    fence_last = {start + 1: end for start, end in scan.fences}  # first line → last line, both 1-based
+    lines, fence_last = doc.lines, doc.fence_last  # first line → last line, both 1-based
     blocks: list[tuple[int, int]] = []
     line = first
     while line <= last:
@@ -235,25 +278,23 @@ def _blocks(lines: Sequence[str], first: int, last: int, scan: BlockScan) -> lis
     return blocks
 
 
-def _split_oversized(
-    node: Node, lines: Sequence[str], scan: BlockScan, counter: _Lines, body_first: int
-) -> None:
+def _split_oversized(node: Node, doc: _Doc) -> None:
     """Give a node whose own text is over `MAX_NODE_TOKENS` chunk children, cut at block boundaries; its
     heading (or, for the document, its frontmatter) stays its own."""
     for child in node.children:
-        _split_oversized(child, lines, scan, counter, body_first)
+        _split_oversized(child, doc)
     if node.own_tokens <= MAX_NODE_TOKENS or node.kind == "chunk":
         return
     if node.kind == "section":
-        heading = next(h for h in scan.headings if h.start + 1 == node.start_line)
-        first = heading.end + 1  # `end` is exclusive and 0-based: the heading's last line, 1-based
+        first = doc.heading_last[node.start_line] + 1
     elif node.kind == "document" and node.children:
         return  # the document then owns only its frontmatter
     else:
-        first = body_first if node.kind == "document" else node.start_line
+        first = doc.body_first if node.kind == "document" else node.start_line
+    counter = doc.counter
     chunks: list[Node] = []
     group_start, group_end, group_tokens = -1, -1, 0
-    for start, end in _blocks(lines, first, node.own_end, scan):
+    for start, end in _blocks(doc, first, node.own_end):
         size = counter.tokens(start, end)
         if group_start >= 0 and group_tokens + size > MAX_NODE_TOKENS:
             chunks.append(_chunk(node, len(chunks), group_start, group_end, group_tokens))
@@ -296,15 +337,18 @@ def tree_cost(node: Node) -> int:
     return ROUTING_COST + max(node.own_tokens, max(tree_cost(c) for c in node.children))
 
 
-def _merge(node: Node) -> None:
+def _merge(node: Node) -> int:
     """Bottom-up: fold each subtree that costs no more to read whole than to route through into its node.
+    Returns the node's `tree_cost` once its subtree is settled (each node's cost worked out once, from its
+    children's).
 
     A subtree past `MAX_NODE_TOKENS` is never folded back: it was split because it is too big to read.
     """
-    for child in node.children:
-        _merge(child)
-    if not node.children or node.tokens > MAX_NODE_TOKENS or node.tokens > tree_cost(node):
-        return
+    if not node.children:
+        return node.tokens
+    cost = ROUTING_COST + max(node.own_tokens, max(_merge(child) for child in node.children))
+    if node.tokens > MAX_NODE_TOKENS or node.tokens > cost:
+        return cost
     items: list[str] = []
     for below in node.walk()[1:]:
         if below.kind == "section":
@@ -314,3 +358,4 @@ def _merge(node: Node) -> None:
     node.children = []
     node.own_end = node.end_line
     node.own_tokens = node.tokens
+    return node.tokens
