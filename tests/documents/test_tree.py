@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -12,6 +14,7 @@ import pytest
 
 import ragdown
 from ragdown.documents import parse_document
+from ragdown.documents.blocks import scan_blocks
 from ragdown.documents.lint import lint
 from ragdown.documents.tree import MAX_NODE_TOKENS, ROUTING_COST, Node, build_tree, estimate_tokens, tree_cost
 from ragdown.documents.writes import append_text
@@ -280,3 +283,38 @@ def test_the_work_on_a_document_grows_linearly_with_its_headings(work: Callable[
     small, large = journal(300), journal(600)
     once, twice = steps(lambda: work(small)), steps(lambda: work(large))
     assert twice / once < 2.3, (once, twice)
+
+
+def test_the_block_scan_pauses_garbage_collection_and_leaves_the_collector_as_it_found_it() -> None:
+    """markdown-it's tokens all live until the scan ends, so each of the collector's passes meanwhile walks all
+    of them (1.5-2x a heading-dense parse): a scan runs none (at most one as it ends, of what is young then),
+    scans in several threads at once leave it on, and one that found it off leaves it off."""
+    lines = journal(2000).split("\n")
+    passes: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    assert gc.isenabled()
+    scan_blocks(lines, 0)  # the parser built, so the scan below allocates only what a scan does
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        scan_blocks(lines, 0)
+    finally:
+        gc.callbacks.remove(count)
+    assert len(passes) <= 1, passes
+    threads = [threading.Thread(target=scan_blocks, args=(lines, 0)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    scan_blocks(lines, 0)
+    for thread in threads:
+        thread.join()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        scan_blocks(lines, 0)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,13 +7,16 @@ half-open ranges.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported on the first parse: a search of an unchanged folder parses nothing
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # Deep enough for any real outline (about 50 nested lists), shallow enough that 2,000-deep nesting
 # stays cheap and never nears Python's recursion limit.
@@ -36,6 +39,35 @@ def read_setext(enabled: bool) -> None:
 
 def reads_setext() -> bool:
     return _SETEXT
+
+
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0  # scans running with the cyclic collector paused (threads may scan at once)
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while markdown-it builds a body's tokens, on again after.
+
+    A scan allocates several objects per line that all live until it ends, and each of the collector's full
+    passes meanwhile walks every one of them: measured, 1.5x to 2x a heading-dense document's parse. The
+    tokens hold no reference cycles (reference counting frees them), so nothing is left for the collector;
+    it runs again once the last scan in any thread ends, if it was on when the first began.
+    """
+    global _gc_pauses, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def _parser() -> MarkdownIt:
@@ -92,7 +124,11 @@ def scan_blocks(lines: Sequence[str], body_start: int) -> BlockScan:
     body = "\n".join(lines[body_start:])
     if not body.strip():
         return BlockScan()
-    tokens = _parser().parse(body)
+    with _collector_paused():
+        return _scan(lines, body_start, _parser().parse(body))
+
+
+def _scan(lines: Sequence[str], body_start: int, tokens: Sequence[Token]) -> BlockScan:
     headings: list[HeadingBlock] = []
     suspects: list[HeadingBlock] = []
     fences: list[tuple[int, int]] = []
