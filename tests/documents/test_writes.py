@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragdown.documents.errors import DocumentError
+from ragdown.documents.lint import lint
 from ragdown.documents.writes import append_text, prepare_write, provenance, stamp_provenance, yaml_string
 
 BACKUPS = "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice."
@@ -105,3 +106,14 @@ def test_odd_values_are_quoted_so_the_yaml_reads_back() -> None:
     stamped = stamp_provenance("x", "tool: with colon", 'quote " and \u2028 line sep')
     assert provenance(stamped) == ("tool: with colon", 'quote " and \u2028 line sep')
     assert yaml_string("\x85é") == '"\\u0085é"'
+
+
+@pytest.mark.timeout(
+    120
+)  # a hang guard: the old pattern tried every split of the blanks (O(n²): hours at 4 MiB)
+def test_the_empty_link_lint_reads_a_long_run_of_blanks_once() -> None:
+    blanks = " " * 1_000_000
+    assert lint(f"# A\n\nsee [x]({blanks}here\n", "a.md") == []
+    assert lint(f"# A\n\nsee [x]({blanks}<{blanks}>{blanks})\n", "a.md") == [
+        f"line 3: a link with an empty destination: [x]({blanks}<{blanks}>{blanks})"
+    ]
