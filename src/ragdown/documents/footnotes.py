@@ -85,7 +85,8 @@ def _urls(tokens: Sequence[Token], start: int) -> tuple[str, ...]:
     """The web addresses the links of the definition opened at `tokens[start]` go to."""
     urls: dict[str, None] = {}
     depth = 0
-    for token in tokens[start:]:
+    for position in range(start, len(tokens)):  # not `tokens[start:]`: a copy of the rest for each footnote
+        token = tokens[position]
         if token.type == "footnote_reference_open":
             depth += 1
         elif token.type == "footnote_reference_close":
