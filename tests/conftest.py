@@ -56,6 +56,24 @@ def pile(root: Path, under: str, n: int = 300) -> None:
         write(root, f"{under}/{i}.md", f"# Pile {i}\n\nfiller text number {i}\n")
 
 
+_LAUGHS = "\n".join(
+    ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    + [f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)]
+)
+# Frontmatter a write is made with and its lints once crashed on (a 500 on REST and the web API, an error on
+# ragdown_write after the document was written and versioned), and others of their kind.
+HOSTILE_FRONTMATTER = {
+    "deep": "k: " + "[" * 5000 + "]" * 5000,  # past libyaml's own limit: RecursionError in PyYAML's safe_load
+    "nested": "k: " + "[" * 600 + "1" + "]" * 600,  # loads, deeper than anything walks it safely
+    "huge-int": "n: " + "9" * 5000,  # int() past Python's 4,300 digits
+    "huge-hex": "title: 0x" + "f" * 4000,  # reads as an int that str() cannot write
+    "huge-float": "x: 1e999999\ny: " + "9" * 5000 + ".5",
+    "laughs": _LAUGHS,
+    "itself": "a: &a [*a, *a]",
+    "far-date": "created: 9999999-01-01\nwhen: !!timestamp 9999999-01-01",
+}
+
+
 _models_dir: Path | None = None
 
 

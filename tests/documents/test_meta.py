@@ -155,7 +155,10 @@ BILLION_LAUGHS = "\n".join(
     ("frontmatter", "warning"),
     [
         (BILLION_LAUGHS, "expands to more than"),
-        ("a: &a [*a]\ntitle: *a", "expands to more than"),
+        ("a: &a [*a]\ntitle: *a", "nests deeper than 64 levels"),
+        ("a: &a [" + ", ".join(["*a"] * 5000) + "]", "expands to more than"),
+        ("k: " + "[" * 600 + "]" * 600, "nests deeper than 64 levels"),
+        ("k: " + "{a: " * 600 + "1" + "}" * 600, "nests deeper than 64 levels"),
         ("title: " + "x" * (1024 * 1024), "longer than"),
         ("- just\n- a list", "not a mapping"),
         ("plain scalar", "not a mapping"),
@@ -183,6 +186,15 @@ def test_hostile_frontmatter_leaves_the_document_parsed_with_a_warning(
     assert len(doc.warnings) == 1
     assert warning in doc.warnings[0]
     assert doc.warnings[0].startswith("frontmatter ignored")
+
+
+def test_an_integer_too_long_to_write_in_decimal_stays_text() -> None:
+    """A hexadecimal or binary literal Python reads but cannot write in decimal (over 4,300 digits) is kept
+    as its text: it once made the title a ValueError, and the whole document fell back to its file name."""
+    for literal in ("0x" + "f" * 4000, "0b" + "1" * 15000):
+        doc = parse_document("x.md", f"---\ntitle: {literal}\ntags: [a]\n---\n# Body\n")
+        assert doc.warnings == ()
+        assert (doc.meta.title, doc.meta.tags) == (literal, ("a",))
 
 
 def test_odd_values_do_not_cost_the_rest_of_the_frontmatter() -> None:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from ragdown.core.paths import MAX_DOCUMENT_BYTES
-from tests.conftest import write
+from tests.conftest import HOSTILE_FRONTMATTER, write
 from tests.http.conftest import StartServer, ops_folder
 
 JSON = {"content-type": "application/json"}
@@ -160,3 +160,33 @@ def test_a_name_with_a_control_character_is_refused_by_every_http_write(
         assert "control characters" in answer.json()["error"]
     assert sorted(os.listdir(docs / "ops")) == before
     assert sorted(os.listdir(docs)) == ["ops"]
+
+
+def test_a_write_with_hostile_frontmatter_is_answered_as_made_and_read_back(
+    docs: Path, start_app: StartServer
+) -> None:
+    """Deeply nested YAML or an integer of over 4,300 digits was written and versioned, then the write's lints
+    crashed: a 500 on REST and on the web API. Lints are advisory: every write answers success, the document
+    is versioned and indexed, and every face reads and renders it; the indexer reads such a file from disk."""
+    for name, frontmatter in HOSTILE_FRONTMATTER.items():
+        write(docs, f"ops/disk/{name}.md", f"---\n{frontmatter}\n---\n# {name}\n\nbody\n")
+    server = start_app(docs)
+    api = server.api
+    status = api.get("/api/status").json()
+    assert status["last_sync"]["skipped"] == 0, status
+    for name, frontmatter in HOSTILE_FRONTMATTER.items():
+        text = f"---\n{frontmatter}\n---\n# {name}\n\nbody\n"
+        put = api.put(f"/api/v1/folders/ops/files/rest/{name}.md", json={"content": text})
+        assert put.status_code == 201, (name, put.text)
+        posted = api.post("/api/doc", json={"path": f"ops/web/{name}.md", "text": text})
+        assert posted.status_code == 201, (name, posted.text)
+        history = api.get(f"/api/v1/folders/ops/files/rest/{name}.md/history")
+        assert [v["version"] for v in history.json()["versions"]] == [1], history.text
+        for where in ("disk", "rest", "web"):
+            read = api.get("/api/doc", params={"path": f"ops/{where}/{name}.md"})
+            assert read.status_code == 200, (name, where, read.text)
+        rendered = api.post("/api/render", json={"path": f"ops/web/{name}.md", "text": text})
+        assert rendered.status_code == 200, (name, rendered.text)
+    listed = {d["path"] for d in api.get("/api/docs", params={"folder": "ops"}).json()["docs"]}
+    for name in HOSTILE_FRONTMATTER:
+        assert {f"ops/{where}/{name}.md" for where in ("disk", "rest", "web")} <= listed, name

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from ragdown.access.scope import Scope
+from ragdown.documents import lint as lints
 from ragdown.documents.links import LinkResolver
 from ragdown.documents.lint import lint
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
-from tests.conftest import write
-from tests.mcpserver.conftest import Endpoint
+from tests.conftest import HOSTILE_FRONTMATTER, write
+from tests.mcpserver.conftest import Connect, Endpoint
 
 pytestmark = pytest.mark.anyio
 
@@ -156,6 +157,54 @@ def test_each_lint_finds_its_problem(text: str, warning: str) -> None:
 def test_each_lint_is_quiet_on_good_markdown(text: str) -> None:
     resolver = LinkResolver({"b.md": (), "p/twin.md": (), "q/twin.md": ()}, ["pics/there.png"])
     assert lint(text, "a.md", resolver) == []
+
+
+@pytest.mark.parametrize("frontmatter", HOSTILE_FRONTMATTER.values(), ids=HOSTILE_FRONTMATTER)
+def test_the_lints_never_fail_on_any_frontmatter(frontmatter: str) -> None:
+    resolver = LinkResolver({"b.md": ()})
+    found = lint(f"---\n{frontmatter}\n---\n# A\n\n### C\n\n[[b]] [[nowhere]]\n", "a.md", resolver)
+    # the other lints still run
+    heading = frontmatter.count("\n") + 6
+    assert f"line {heading}: heading level jumps from h1 to h3" in found, found
+    assert any("[[nowhere]] links to nothing" in w for w in found), found
+
+
+def test_a_lint_that_fails_is_a_warning_of_its_own_not_the_writes_failure() -> None:
+    def fails() -> list[str]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    said = lints._advisory("heading", "a.md", fails)
+    assert said == ["line 1: the heading lint could not check this document (RecursionError)"]
+
+
+async def test_a_write_with_hostile_frontmatter_is_answered_as_made_in_every_tool_set(
+    docs: Path, connect: Connect
+) -> None:
+    """Each write tool answers success (its lints advisory), the version is recorded, the index holds the
+    document, and the read-only sets read it."""
+    write(docs, "b.md", "# B\n")
+    async with connect(docs, RAGDOWN_TOOLSET="ragdown,hallouminate") as s:
+        for name, frontmatter in HOSTILE_FRONTMATTER.items():
+            text = f"---\n{frontmatter}\n---\n# {name}\n\nbody\n"
+            await s.ok("ragdown_write", path=f"r/{name}.md", text=text)
+            added = json.loads(
+                await s.ok("add_markdown", corpus=docs.name, path=f"h/{name}.md", content=text)
+            )
+            assert added["created"] is True
+            history = json.loads(await s.ok("ragdown_history", path=f"r/{name}.md", format="json"))
+            assert len(history["versions"]) == 1
+            await s.ok("ragdown_read_doc", path=f"h/{name}.md")
+        listed = await s.ok("ragdown_list", path_prefix="r")
+        assert listed.startswith(f"documents: {len(HOSTILE_FRONTMATTER)}\n"), listed
+    async with connect(docs, RAGDOWN_TOOLSET="readmedb") as s:
+        for name, frontmatter in HOSTILE_FRONTMATTER.items():
+            text = f"---\n{frontmatter}\n---\n# {name}\n\nbody\n"
+            await s.ok("write_file", name=f"m/{name}.md", content=text)
+            await s.ok("read_file", name=f"m/{name}.md")
+    async with connect(docs, RAGDOWN_TOOLSET="markindex") as s:
+        for name in HOSTILE_FRONTMATTER:
+            await s.ok("get_document", doc_path=f"m/{name}.md")
+            await s.ok("get_document_structure", doc_path=f"m/{name}.md")
 
 
 async def test_write_answers_list_the_warnings_and_the_write_is_made(

@@ -2,7 +2,8 @@
 
 Frontmatter exists only when the first line is `---`; it closes at the next `---` or `...` line, and
 with no closing line there is none. Its YAML is data from a file, so it is size-capped, its expanded
-structure is bounded (an alias bomb is refused), and any failure leaves the document without
+structure is bounded (an alias bomb, or nesting deeper than anyone writes properties, is refused), and
+any failure leaves the document without
 frontmatter data plus a warning instead of an exception.
 """
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # imported on the first frontmatter read: a search of an unch
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_FRONTMATTER_NODES = 100_000
+MAX_FRONTMATTER_DEPTH = 64
 
 
 def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
@@ -28,9 +30,11 @@ def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
 
 def _int_or_text(loader: yaml.SafeLoader, node: yaml.Node) -> object:
     try:
-        return loader.construct_yaml_int(node)  # type: ignore[arg-type]
+        value = loader.construct_yaml_int(node)  # type: ignore[arg-type]
+        str(value)  # a hexadecimal or binary literal can still be too long to write in decimal
     except ValueError:
         return loader.construct_scalar(node)  # type: ignore[arg-type]
+    return value
 
 
 def _untagged(loader: yaml.SafeLoader, node: yaml.Node) -> object:
@@ -93,44 +97,78 @@ def frontmatter_of_lines(lines: Sequence[str]) -> Frontmatter:
     return Frontmatter(data, end + 1, warnings)
 
 
+class YamlRead(NamedTuple):
+    """A frontmatter's YAML as the index reads it: its mapping (string keys only), or `{}` and why not;
+    `line` is the 0-based line of `source` where the YAML parser placed a syntax error (None otherwise)."""
+
+    data: dict[str, Any]
+    problem: str | None = None
+    line: int | None = None
+    syntax: str | None = None
+    """The YAML parser's own words when the problem is the YAML's syntax (not a limit or the shape)."""
+
+
 def load_yaml_mapping(source: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The YAML mapping in `source` with string keys only, or `{}` and a warning when it is unusable."""
+    read = read_yaml_mapping(source)
+    return read.data, ((f"frontmatter ignored: {read.problem}",) if read.problem else ())
+
+
+def read_yaml_mapping(source: str) -> YamlRead:
+    """`load_yaml_mapping` saying where: never raises for any text (MemoryError aside)."""
     if len(source) > MAX_FRONTMATTER_CHARS:
-        return {}, (f"frontmatter ignored: longer than {MAX_FRONTMATTER_CHARS} characters",)
+        return YamlRead({}, f"longer than {MAX_FRONTMATTER_CHARS} characters")
     if not source.strip():
-        return {}, ()
+        return YamlRead({})
     import yaml
 
     try:
         loaded = yaml.load(source, Loader=_loader())
-    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return {}, (f"frontmatter ignored: invalid YAML ({first_line})",)
+    except MemoryError:
+        raise
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        what = error.problem or _first_line(error)
+        return YamlRead({}, f"invalid YAML ({what})", mark.line if mark is not None else None, what)
+    except Exception as error:  # YAML, RecursionError, a value Python cannot hold: never the caller's crash
+        what = _first_line(error)
+        return YamlRead(
+            {}, f"invalid YAML ({what})", syntax=what if isinstance(error, yaml.YAMLError) else None
+        )
     if loaded is None:
-        return {}, ()
+        return YamlRead({})
     if not isinstance(loaded, dict):
-        return {}, (f"frontmatter ignored: a YAML {type(loaded).__name__}, not a mapping",)
-    if _expanded_size_exceeds(loaded, MAX_FRONTMATTER_NODES):
-        return {}, (f"frontmatter ignored: its YAML expands to more than {MAX_FRONTMATTER_NODES} values",)
-    return {key: value for key, value in loaded.items() if isinstance(key, str)}, ()
+        return YamlRead({}, f"a YAML {type(loaded).__name__}, not a mapping")
+    too_big = _too_big(loaded, MAX_FRONTMATTER_NODES, MAX_FRONTMATTER_DEPTH)
+    if too_big:
+        return YamlRead({}, too_big)
+    return YamlRead({key: value for key, value in loaded.items() if isinstance(key, str)})
 
 
-def _expanded_size_exceeds(root: object, limit: int) -> bool:
-    """Whether walking `root` as a tree (shared and recursive references counted every time) visits
-    more than `limit` values. Stops as soon as it knows, so a billion laughs costs `limit` steps."""
-    stack: list[object] = [root]
-    seen = 0
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _too_big(root: object, limit: int, depth: int) -> str | None:
+    """Why walking `root` as a tree (shared and recursive references counted every time) is too much: more
+    than `limit` values, or containers nested more than `depth` deep. Values are counted as they are
+    found, before they are walked, so a billion laughs (or a list holding itself) costs `limit` steps and
+    memory at most."""
+    stack: list[tuple[object, int]] = [(root, 0)]
+    found = 1
     while stack:
-        node = stack.pop()
-        seen += 1
-        if seen > limit:
-            return True
-        if isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list | tuple | set):
-            stack.extend(node)
-    return False
+        node, level = stack.pop()
+        if not isinstance(node, dict | list | tuple | set):
+            continue
+        if level >= depth:
+            return f"its YAML nests deeper than {depth} levels"
+        found += 2 * len(node) if isinstance(node, dict) else len(node)
+        if found > limit:
+            return f"its YAML expands to more than {limit} values"
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        stack.extend((child, level + 1) for child in children)
+    return None
 
 
 def scalar_text(value: object) -> str | None:

@@ -6,19 +6,25 @@ them: they come back with the write's answer so an agent can fix its own Markdow
 - a mermaid fence with nothing in it,
 - a wikilink that resolves to nothing, or to several documents,
 - a relative link or embed to a file that does not exist,
-- frontmatter that is not valid YAML.
+- frontmatter the index ignores (not valid YAML, or past the limits of `frontmatter.py`).
 
-Pure: the caller gives the folder's `LinkResolver` (its documents and attachments).
+Pure: the caller gives the folder's `LinkResolver` (its documents and attachments). Advisory by construction:
+a lint that fails on some text (a RecursionError, a value Python cannot hold) is logged and said as a
+warning of its own; `lint` never raises for any text (MemoryError aside).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable, Sequence
 
-from ragdown.documents.blocks import scan_blocks
-from ragdown.documents.frontmatter import frontmatter_end
+from ragdown.documents.blocks import BlockScan, scan_blocks
+from ragdown.documents.frontmatter import frontmatter_end, read_yaml_mapping
 from ragdown.documents.links import LinkResolver, find_links
 from ragdown.documents.text import mask_code_spans, normalize_text, split_lines
+
+log = logging.getLogger(__name__)
 
 # `(`, blanks, an optional `<>` with blanks after it, `)`: one way to match each blank, so a run of them with no
 # `)` after it is read once (`\(\s*(?:<\s*>)?\s*\)` tried every split of the run: O(n²), hours for a 4 MiB line).
@@ -29,48 +35,90 @@ MAX_WARNINGS = 50
 
 def lint(text: str, path: str, resolver: LinkResolver | None = None) -> list[str]:
     """Warnings for `text`, the document at folder-relative `path`, each `line N: what`; at most 50."""
-    lines = split_lines(normalize_text(text))
-    warnings: list[str] = []
-    body = frontmatter_end(lines)
-    warnings.extend(_frontmatter(lines, body))
-    scan = scan_blocks(lines, body)
+    lines: list[str] = []
+    body = 0
+    scans: list[BlockScan] = []
+
+    def split() -> list[str]:
+        nonlocal lines, body
+        lines = split_lines(normalize_text(text))
+        body = frontmatter_end(lines)
+        return []
+
+    def scan() -> BlockScan:
+        if not scans:
+            scans.append(scan_blocks(lines, body))
+        return scans[0]
+
+    warnings = _advisory("the text", path, split)
+    if warnings:
+        return warnings
+    checks: list[tuple[str, Callable[[], list[str]]]] = [
+        ("frontmatter", lambda: _frontmatter(lines, body)),
+        ("heading", lambda: _headings(scan())),
+        ("empty link", lambda: _empty_destinations(lines, body, scan())),
+        ("mermaid", lambda: _empty_mermaid(lines, scan().fences)),
+    ]
+    if resolver is not None:
+        checks.append(("link", lambda: _links(text, path, resolver)))
+    for name, check in checks:
+        warnings.extend(_advisory(name, path, check))
+    warnings.sort(key=_line_number)  # by line, stable within one
+    return warnings[:MAX_WARNINGS]
+
+
+def _advisory(name: str, path: str, check: Callable[[], list[str]]) -> list[str]:
+    """One lint's warnings; a lint that fails is logged and said, never the write's failure."""
+    try:
+        return check()
+    except MemoryError:
+        raise
+    except Exception as error:
+        log.warning("%s: the %s lint failed: %s: %s", path, name, type(error).__name__, error)
+        return [f"line 1: the {name} lint could not check this document ({type(error).__name__})"]
+
+
+def _line_number(warning: str) -> int:
+    try:
+        return int(warning.split(":", 1)[0].split()[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _headings(scan: BlockScan) -> list[str]:
+    out: list[str] = []
     previous = 0
     for heading in scan.headings:
         if previous and heading.level > previous + 1:
-            warnings.append(
-                f"line {heading.start + 1}: heading level jumps from h{previous} to h{heading.level}"
-            )
+            out.append(f"line {heading.start + 1}: heading level jumps from h{previous} to h{heading.level}")
         previous = heading.level
+    return out
+
+
+def _empty_destinations(lines: Sequence[str], body: int, scan: BlockScan) -> list[str]:
+    out: list[str] = []
     for number, line in enumerate(lines, 1):
         if number - 1 < body or scan.is_code(number - 1):
             continue
         for match in _EMPTY_DESTINATION.finditer(mask_code_spans(line)):
             what = "an image" if match.group(1) else "a link"
-            warnings.append(f"line {number}: {what} with an empty destination: {match.group(0)}")
-    warnings.extend(_empty_mermaid(lines, scan.fences))
-    if resolver is not None:
-        warnings.extend(_links(text, path, resolver))
-    warnings.sort(key=lambda w: int(w.split(":", 1)[0].split()[1]))  # by line, stable within one
-    return warnings[:MAX_WARNINGS]
+            out.append(f"line {number}: {what} with an empty destination: {match.group(0)}")
+    return out
 
 
-def _frontmatter(lines: list[str], body: int) -> list[str]:
+def _frontmatter(lines: Sequence[str], body: int) -> list[str]:
     if body == 0 or not lines or lines[0].strip() != "---":
         return []
-    raw = "\n".join(lines[1 : body - 1])
-    import yaml  # here: only a document with frontmatter needs it
-
-    try:
-        yaml.safe_load(raw)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 2}" if mark is not None else "line 1"
-        problem = getattr(err, "problem", None) or str(err).split("\n", 1)[0]
-        return [f"{where}: the frontmatter is not valid YAML ({problem})"]
+    read = read_yaml_mapping("\n".join(lines[1 : body - 1]))
+    if read.problem is not None:
+        where = f"line {read.line + 2}" if read.line is not None else "line 1"
+        if read.syntax is not None:
+            return [f"{where}: the frontmatter is not valid YAML ({read.syntax})"]
+        return [f"{where}: the frontmatter is ignored: {read.problem}"]
     return []
 
 
-def _empty_mermaid(lines: list[str], fences: tuple[tuple[int, int], ...]) -> list[str]:
+def _empty_mermaid(lines: Sequence[str], fences: tuple[tuple[int, int], ...]) -> list[str]:
     out = []
     for start, end in fences:
         if _MERMAID.match(lines[start]) and not any(line.strip() for line in lines[start + 1 : end - 1]):

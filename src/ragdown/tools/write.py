@@ -8,6 +8,7 @@ the index synced before the tool answers.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,14 +37,22 @@ MAX_NAME_TRIES = 1000
 REMEMBER_NAME, WRITE_NAME, EDIT_NAME = "ragdown_remember", "ragdown_write", "ragdown_edit"
 MOVE_NAME, DELETE_NAME = "ragdown_move", "ragdown_delete"
 W = TypeVar("W", bound=Args)
+log = logging.getLogger(__name__)
 
 
 def lint_warnings(ctx: ToolContext, path: Path, data: bytes) -> list[str]:
-    """The advisory lints of a document just written (`documents/lint.py`), its links resolved in its folder."""
-    store = ctx.store()
-    resolver = folder_resolver(store, ctx.scope.folder, ctx.scope.folder_dir)
+    """The advisory lints of a document just written (`documents/lint.py`), its links resolved in its folder.
+    Never a refusal: the write is made, so an index that cannot be read now leaves the links unchecked."""
     folder_rel = ctx.scope.folder_path(path.relative_to(ctx.docs_root).as_posix())
-    return lint(data.decode("utf-8", "replace"), folder_rel, resolver)
+    text = data.decode("utf-8", "replace")
+    try:
+        resolver = folder_resolver(ctx.store(), ctx.scope.folder, ctx.scope.folder_dir)
+    except MemoryError:
+        raise
+    except Exception as err:  # the index unavailable, or not ready yet
+        log.warning("%s: its links were not linted: %s", folder_rel, err)
+        return [*lint(text, folder_rel), f"line 1: links not checked: the index could not be read ({err})"]
+    return lint(text, folder_rel, resolver)
 
 
 def notes_suffix(notes: list[str]) -> str:
