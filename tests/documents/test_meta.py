@@ -35,6 +35,23 @@ def test_supersedes_paths_are_relative_to_the_documents_folder() -> None:
     assert read_supersedes(front("supersedes: 'C:\\secret.md'"), "notes/new.md") == ()
 
 
+def test_supersedes_resolve_inside_the_folder_of_the_document() -> None:
+    """A document retires only documents of its own folder: its entries resolve in the folder's coordinates
+    (`folder` '' being the one-folder mode's docs dir), and `..` leaving the folder names nothing, even one
+    that comes back into it."""
+    assert read_supersedes(front("supersedes: ../B/secret.md"), "A/x.md", folder="A") == ()
+    assert read_supersedes(front("supersedes: ../../B/secret.md"), "A/sub/x.md", folder="A") == ()
+    assert read_supersedes(front("supersedes: ../A/old.md"), "A/x.md", folder="A") == ()
+    assert read_supersedes(front("supersedes: [old.md, ../top.md]"), "A/sub/x.md", folder="A") == (
+        "A/sub/old.md",
+        "A/top.md",
+    )
+    assert read_supersedes(front("supersedes: old.md"), "B/x.md", folder="A") == ()  # not in its folder
+    source = front('supersedes: ["../B/secret.md", "old.md"]')
+    assert parse_document("A/x.md", source, folder="A").meta.supersedes == ("A/old.md",)
+    assert read_document_meta(source, "A/x.md", folder="A").supersedes == ("A/old.md",)
+
+
 def test_supersedes_is_empty_without_frontmatter_and_stops_at_the_next_key() -> None:
     assert read_supersedes("# New\n\nsupersedes: old.md", "new.md") == ()
     assert read_supersedes(front("tags: [a]"), "new.md") == ()

@@ -16,10 +16,12 @@ from ragdown.cli.client import commands as client_commands
 from ragdown.cli.client.remote import Remote, Target
 from ragdown.http.openapi import document
 from ragdown.http.rest import routes as rest
-from tests.conftest import pile, write
+from tests.conftest import BOTH_BACKENDS, pile, write
 from tests.http.conftest import Server, StartServer
 
 V1 = "/api/v1/folders"
+# The tests that take `index_env` run on SQLite and on PostgreSQL (`tests/conftest.py`); the others on SQLite.
+INDEX_BACKENDS = BOTH_BACKENDS
 
 
 def seed(docs: Path) -> None:
@@ -436,6 +438,48 @@ def test_keys_see_their_folders_and_write_by_role(start_app: StartServer, docs: 
     versions = ok(write_key.get(f"{V1}/work/files/w.md/history"))["versions"]
     assert versions[0]["session"] == "key:writer"
     refused(server.client(token="rdk_not-a-key").get("/api/v1/whoami"), 401)
+
+
+def test_a_write_key_retires_no_document_of_another_folder(
+    start_app: StartServer, docs: Path, index_env: dict[str, str]
+) -> None:
+    """A write key for `work` wrote work/x.md with `supersedes: ["../lab/c.md"]`: lab/c.md left lab's search
+    and `/api/docs?folder=lab` showed it superseded by work's note. `..` out of the folder names nothing, on
+    every write face and in the indexer, and the write's lints say so; within the folder it still retires."""
+    seed(docs)
+    writer, _ = KeyStore(docs).create("writer", ["work"], "write")
+    server = start_app(docs, **index_env)
+    key, admin = server.client(token=writer), server.api
+    escaping = '---\nsupersedes: ["../lab/c.md", "../work/a.md"]\n---\n# X\n\nThe centrifuge protocol v2.\n'
+    put = ok(key.put(f"{V1}/work/files/x.md", json={"content": escaping}), 201)
+    assert put["warnings"] == [
+        "line 2: supersedes ../lab/c.md names no document in this folder",
+        "line 2: supersedes ../work/a.md names no document in this folder",
+    ]
+    posted = ok(key.post("/api/doc", json={"path": "work/y.md", "text": escaping}), 201)
+    assert posted["warnings"] == put["warnings"]
+    write(docs, "work/z.md", escaping)  # edited on disk: the indexer's own reading
+    assert server.app is not None
+    assert server.app.runtime.engine.sync()["added"] == 1
+
+    lab = ok(admin.get("/api/docs", params={"folder": "lab"}))["docs"]
+    assert [(d["path"], d["superseded_by"]) for d in lab] == [("lab/c.md", [])]
+    hits = ok(admin.get("/api/search", params={"q": "centrifuge protocol", "folder": "lab"}))["hits"]
+    assert [h["path"] for h in hits] == ["lab/c.md"]
+    found = ok(admin.get(f"{V1}/lab/search", params={"query": "centrifuge protocol"}))
+    assert "c.md" in json.dumps(found)
+    work = {
+        d["path"]: d["superseded_by"] for d in ok(admin.get("/api/docs", params={"folder": "work"}))["docs"]
+    }
+    assert work["work/a.md"] == []
+
+    # within its folder, supersedes retires as it always did
+    retiring = '---\nsupersedes: ["a.md"]\n---\n# A2\n'
+    assert ok(key.put(f"{V1}/work/files/a2.md", json={"content": retiring}), 201)["warnings"] == []
+    work = {
+        d["path"]: d["superseded_by"] for d in ok(admin.get("/api/docs", params={"folder": "work"}))["docs"]
+    }
+    assert work["work/a.md"] == ["work/a2.md"]
 
 
 def test_every_endpoint_is_in_the_document_with_its_arguments() -> None:

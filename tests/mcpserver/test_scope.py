@@ -428,6 +428,32 @@ async def test_superseding_refuses_a_path_that_names_no_note(docs: Path, connect
         assert listed(await s.ok("ragdown_list")) == ["notes/real.md"]
 
 
+async def test_a_subfolder_endpoints_document_retires_only_documents_of_its_folder(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    """From a subfolder endpoint, `supersedes` resolves from the document's directory inside its folder: a
+    sibling subfolder's document is the folder's own and is retired; `..` out of the folder names nothing."""
+    write(docs, "projects/alpha/backups.md", RESTORE)
+    write(docs, "projects/beta/plan.md", "# Plan\n")
+    write(docs, "vault/backups.md", RESTORE)
+    engine = open_engine(docs, "serve")
+    runtime = Runtime(engine.settings, engine)
+    beta = endpoint(runtime, "projects/beta")
+    text = '---\nsupersedes: ["../../vault/backups.md", "../alpha/backups.md"]\n---\n# New\n\nRestore once.\n'
+    answer = await beta.ok("ragdown_write", path="new.md", text=text)
+    assert "- new.md line 2: supersedes ../../vault/backups.md names no document in this folder" in answer
+    assert "../alpha/backups.md names" not in answer
+    vault = endpoint(runtime, "vault")
+    assert hit_paths(await vault.ok("ragdown_recall", query=PROMPT, top_k=10, format="json")) == [
+        "backups.md"
+    ]
+    assert "superseded" not in (await vault.ok("ragdown_read_doc", path="backups.md")).split("\n")[0]
+    alpha = endpoint(runtime, "projects/alpha")
+    assert hit_paths(await alpha.ok("ragdown_recall", query=PROMPT, top_k=10, format="json")) == []
+    header = (await alpha.ok("ragdown_read_doc", path="backups.md")).split("\n")[0]
+    assert header.endswith(", superseded by ../beta/new.md)")
+
+
 async def test_superseding_within_a_subfolder_uses_its_paths(docs: Path, projects: Runtime) -> None:
     beta = endpoint(projects, "projects/beta")
     saved = await beta.ok(

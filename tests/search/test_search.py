@@ -6,10 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragdown.documents import parse_document
 from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import Hit, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, fts_match, names_identifier
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import PendingFile
 from tests.conftest import BOTH_BACKENDS, write
 
 OpenEngine = Callable[..., Engine]
@@ -139,6 +141,35 @@ def test_written_by_and_superseded(docs: Path, open_engine: OpenEngine) -> None:
     assert paths == {"new.md", "mine.md"}
     assert {h.path for h in search(engine, "embedder choice", written_by="agent")} == {"new.md"}
     assert {h.path for h in search(engine, "embedder choice", written_by="user")} == {"mine.md"}
+
+
+def test_a_document_retires_only_documents_of_its_own_folder(docs: Path, open_engine: OpenEngine) -> None:
+    """`supersedes: ["../lab/secret.md"]` in work/new.md once hid lab/secret.md from lab's search: entries
+    resolve inside the declaring document's folder (`..` out of it names nothing), and the store honours
+    only a supersedes of the same folder, whatever an index written before that rule holds."""
+    write(docs, "work/old.md", "# Old\n\nembedder choice is bge\n")
+    write(docs, "lab/secret.md", "# Secret\n\nembedder choice is secret\n")
+    text = (
+        '---\nsupersedes: ["old.md", "../lab/secret.md", "../../lab/secret.md", "/lab/secret.md"]\n---\n'
+        "# New\n\nembedder choice is granite\n"
+    )
+    write(docs, "work/new.md", text)
+    engine = open_engine(docs, "serve")
+    store = engine.require_store()
+    assert store.superseded_by() == {"work/old.md": ["work/new.md"]}
+    assert {h.path for h in search(engine, "embedder choice")} == {"work/new.md", "lab/secret.md"}
+    assert [h.path for h in search(engine, "embedder choice", folders=("lab",))] == ["lab/secret.md"]
+
+    # The row the indexer wrote before: the entries resolved against the docs dir, not the folder.
+    before = parse_document("work/new.md", text)
+    assert "lab/secret.md" in before.meta.supersedes
+    record = store.get_file("work/new.md")
+    assert record is not None
+    store.write_files(
+        [PendingFile("work/new.md", "work", record.size, 1, record.mtime_ns, record.hash, before, None)]
+    )
+    assert store.superseded_by() == {"work/old.md": ["work/new.md"]}
+    assert [h.path for h in search(engine, "embedder choice", folders=("lab",))] == ["lab/secret.md"]
 
 
 def test_alias_boost_lifts_the_aliased_document(docs: Path, open_engine: OpenEngine) -> None:

@@ -6,7 +6,8 @@ them: they come back with the write's answer so an agent can fix its own Markdow
 - a mermaid fence with nothing in it,
 - a wikilink that resolves to nothing, or to several documents,
 - a relative link or embed to a file that does not exist,
-- frontmatter the index ignores (not valid YAML, or past the limits of `frontmatter.py`).
+- frontmatter the index ignores (not valid YAML, or past the limits of `frontmatter.py`),
+- a `supersedes` entry that names no document of this folder.
 
 Pure: the caller gives the folder's `LinkResolver` (its documents and attachments). Advisory by construction:
 a lint that fails on some text (a RecursionError, a value Python cannot hold) is logged and said as a
@@ -22,6 +23,7 @@ from collections.abc import Callable, Sequence
 from ragdown.documents.blocks import BlockScan, scan_blocks
 from ragdown.documents.frontmatter import frontmatter_end, read_yaml_mapping
 from ragdown.documents.links import LinkResolver, find_links
+from ragdown.documents.meta import resolve_supersedes, supersedes_entries
 from ragdown.documents.text import mask_code_spans, normalize_text, split_lines
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 # `)` after it is read once (`\(\s*(?:<\s*>)?\s*\)` tried every split of the run: O(n²), hours for a 4 MiB line).
 _EMPTY_DESTINATION = re.compile(r"(!?)\[([^\[\]\n]*)\]\(\s*(?:<\s*>\s*)?\)")
 _MERMAID = re.compile(r"^\s{0,3}(```+|~~~+)\s*mermaid\b", re.IGNORECASE)
+_SUPERSEDES_KEY = re.compile(r"^supersedes\s*:")
 MAX_WARNINGS = 50
 
 
@@ -54,7 +57,7 @@ def lint(text: str, path: str, resolver: LinkResolver | None = None) -> list[str
     if warnings:
         return warnings
     checks: list[tuple[str, Callable[[], list[str]]]] = [
-        ("frontmatter", lambda: _frontmatter(lines, body)),
+        ("frontmatter", lambda: _frontmatter(lines, body, path, resolver)),
         ("heading", lambda: _headings(scan())),
         ("empty link", lambda: _empty_destinations(lines, body, scan())),
         ("mermaid", lambda: _empty_mermaid(lines, scan().fences)),
@@ -106,7 +109,7 @@ def _empty_destinations(lines: Sequence[str], body: int, scan: BlockScan) -> lis
     return out
 
 
-def _frontmatter(lines: Sequence[str], body: int) -> list[str]:
+def _frontmatter(lines: Sequence[str], body: int, path: str, resolver: LinkResolver | None) -> list[str]:
     if body == 0 or not lines or lines[0].strip() != "---":
         return []
     read = read_yaml_mapping("\n".join(lines[1 : body - 1]))
@@ -115,7 +118,16 @@ def _frontmatter(lines: Sequence[str], body: int) -> list[str]:
         if read.syntax is not None:
             return [f"{where}: the frontmatter is not valid YAML ({read.syntax})"]
         return [f"{where}: the frontmatter is ignored: {read.problem}"]
-    return []
+    if resolver is None or "supersedes" not in read.data:
+        return []
+    number = next((i + 1 for i in range(1, body - 1) if _SUPERSEDES_KEY.match(lines[i])), 1)
+    directory = path.rpartition("/")[0]
+    out: list[str] = []
+    for entry in supersedes_entries(read.data["supersedes"]):
+        resolved = resolve_supersedes(entry, directory)
+        if resolved is None or resolved not in resolver.documents:
+            out.append(f"line {number}: supersedes {entry} names no document in this folder")
+    return out
 
 
 def _empty_mermaid(lines: Sequence[str], fences: tuple[tuple[int, int], ...]) -> list[str]:

@@ -32,24 +32,30 @@ def normalize_tag(raw: str) -> str | None:
     return tag
 
 
-def read_document_meta(text: str, path: str) -> DocumentMeta:
-    """The metadata of one document's text; `path` (folder-relative POSIX) gives the fallback title
-    and the directory `supersedes` paths are relative to."""
+def read_document_meta(text: str, path: str, *, folder: str = "") -> DocumentMeta:
+    """The metadata of one document's text; `path` (POSIX, inside `folder`: see `supersedes_paths`) gives
+    the fallback title and the directory `supersedes` paths are relative to."""
     lines = split_lines(normalize_text(text))
     front = frontmatter_of_lines(lines)
     body_start = front.body_start_line - 1
     scan = scan_blocks(lines, body_start)
-    return meta_from_parts(front.data, lines, body_start, scan, path)
+    return meta_from_parts(front.data, lines, body_start, scan, path, folder=folder)
 
 
-def read_supersedes(text: str, path: str) -> tuple[str, ...]:
-    """The folder-relative paths a document's frontmatter says it supersedes."""
+def read_supersedes(text: str, path: str, *, folder: str = "") -> tuple[str, ...]:
+    """The paths a document's frontmatter says it supersedes, inside its folder (`supersedes_paths`)."""
     lines = split_lines(normalize_text(text))
-    return supersedes_paths(frontmatter_of_lines(lines).data.get("supersedes"), path)
+    return supersedes_paths(frontmatter_of_lines(lines).data.get("supersedes"), path, folder=folder)
 
 
 def meta_from_parts(
-    data: Mapping[str, Any], lines: Sequence[str], body_start: int, scan: BlockScan, path: str
+    data: Mapping[str, Any],
+    lines: Sequence[str],
+    body_start: int,
+    scan: BlockScan,
+    path: str,
+    *,
+    folder: str = "",
 ) -> DocumentMeta:
     """`read_document_meta` over a document that is already split, with its frontmatter and blocks."""
     tags: set[str] = set()
@@ -65,7 +71,7 @@ def meta_from_parts(
         description=scalar_text(data.get("description")),
         created_by=scalar_text(data.get("created_by")),
         session=scalar_text(data.get("session")),
-        supersedes=supersedes_paths(data.get("supersedes"), path),
+        supersedes=supersedes_paths(data.get("supersedes"), path, folder=folder),
     )
 
 
@@ -83,28 +89,50 @@ def inline_tags(lines: Sequence[str], body_start: int, scan: BlockScan) -> set[s
     return tags
 
 
-def supersedes_paths(value: object, path: str) -> tuple[str, ...]:
-    """`supersedes` entries resolved against the document's directory; absolute or escaping ones dropped.
+def supersedes_paths(value: object, path: str, *, folder: str = "") -> tuple[str, ...]:
+    """`supersedes` entries resolved against the document's directory, inside its folder.
 
-    A scalar is split on commas; list items are taken whole.
+    `path` lies in `folder` (`folder/...`; '' when the path is already relative to the folder, as in
+    the one-folder mode, where the docs dir is the folder); the entries resolve in the folder's own
+    coordinates and come back with `folder/` in front: absolute ones, and `..` leaving the folder (even
+    to come back into it), resolve to nothing, so a document only ever retires documents of its own
+    folder. A scalar is split on commas; list items are taken whole.
     """
-    if isinstance(value, list | tuple):
-        entries = string_items(value)
-    else:
-        text = scalar_text(value)
-        entries = [part.strip() for part in text.split(",")] if text else []
+    if folder:
+        if not path.startswith(folder + "/"):
+            return ()
+        path = path[len(folder) + 1 :]
     directory = posixpath.dirname(path.replace("\\", "/"))
     out: list[str] = []
-    for entry in entries:
-        relative = entry.replace("\\", "/")
-        if not relative or relative.startswith("/") or _DRIVE.match(relative):
+    for entry in supersedes_entries(value):
+        resolved = resolve_supersedes(entry, directory)
+        if resolved is None:
             continue
-        resolved = posixpath.normpath(posixpath.join(directory, relative))
-        if resolved in (".", "..") or resolved.startswith(("../", "/")):
-            continue
+        if folder:
+            resolved = f"{folder}/{resolved}"
         if resolved not in out:
             out.append(resolved)
     return tuple(out)
+
+
+def supersedes_entries(value: object) -> list[str]:
+    """A `supersedes` value's entries as written: a scalar split on commas, list items taken whole."""
+    if isinstance(value, list | tuple):
+        return string_items(value)
+    text = scalar_text(value)
+    return [part.strip() for part in text.split(",")] if text else []
+
+
+def resolve_supersedes(entry: str, directory: str) -> str | None:
+    """One `supersedes` entry resolved against `directory` (both relative to the folder); None for an
+    absolute entry or one that leaves the folder."""
+    relative = entry.replace("\\", "/")
+    if not relative or relative.startswith("/") or _DRIVE.match(relative):
+        return None
+    resolved = posixpath.normpath(posixpath.join(directory, relative))
+    if resolved in (".", "..") or resolved.startswith(("../", "/")):
+        return None
+    return resolved
 
 
 def _frontmatter_tags(value: object) -> list[str]:

@@ -42,7 +42,7 @@ class DocumentMeta:
     description: str | None = None
     created_by: str | None = None
     session: str | None = None
-    supersedes: tuple[str, ...] = ()  # folder-relative POSIX paths, escapes dropped
+    supersedes: tuple[str, ...] = ()  # POSIX paths like the document's, resolved inside its folder
 
 
 @dataclass(frozen=True)

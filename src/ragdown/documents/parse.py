@@ -24,23 +24,26 @@ def decode_text(raw: bytes | str) -> tuple[str, tuple[str, ...]]:
         return raw.decode("utf-8", errors="replace"), ("not valid UTF-8: undecodable bytes were replaced",)
 
 
-def parse_document(path: str, raw: bytes | str, *, max_chunk_chars: int = MAX_CHUNK_CHARS) -> Document:
-    """Parse one Markdown file (folder-relative POSIX `path`) into its metadata, chunks and links."""
+def parse_document(
+    path: str, raw: bytes | str, *, folder: str = "", max_chunk_chars: int = MAX_CHUNK_CHARS
+) -> Document:
+    """Parse one Markdown file (POSIX `path`, inside `folder`: '' when the path is relative to its folder, or
+    the folder is the docs dir) into its metadata, chunks and links."""
     text, warnings = decode_text(raw)
     try:
-        return _parse(path, text, max_chunk_chars, warnings)
+        return _parse(path, text, max_chunk_chars, warnings, folder)
     except Exception as error:  # a last guard: one odd file must never stop a sync
         return _fallback(
             path, text, (*warnings, f"internal error while parsing: {type(error).__name__}: {error}")
         )
 
 
-def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]) -> Document:
+def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...], folder: str) -> Document:
     lines = split_lines(normalize_text(text))
     front = frontmatter_of_lines(lines)
     body_start = front.body_start_line - 1
     scan = scan_blocks(lines, body_start)
-    meta = meta_from_parts(front.data, lines, body_start, scan, path)
+    meta = meta_from_parts(front.data, lines, body_start, scan, path, folder=folder)
     tree = tree_of(lines, body_start, scan, meta.title)
     chunks = [
         replace(c, node_id=tree.deepest_at(c.start_line).node_id)

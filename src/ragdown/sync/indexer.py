@@ -518,7 +518,9 @@ class Indexer:
         docs = []
         for work in batch:
             self._at(sync, f"parsing {work.stat.path}")
-            doc = parse_document(work.stat.path, work.data)
+            doc = parse_document(
+                work.stat.path, work.data, folder=folder_of(work.stat.path, folders=self.folders)
+            )
             for warning in doc.warnings:
                 log.warning("%s: %s", work.stat.path, warning)
             docs.append(doc)

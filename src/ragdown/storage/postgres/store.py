@@ -536,7 +536,7 @@ class PgStore(PgRetrieval):
         rows = self._rows(
             'SELECT f.path, t.target COLLATE "C" AS target FROM files f'
             " CROSS JOIN LATERAL json_array_elements_text(f.supersedes::json) AS t(target)"
-            ' JOIN files g ON g.path = t.target COLLATE "C"'
+            ' JOIN files g ON g.path = t.target COLLATE "C" AND g.folder = f.folder'
             " WHERE f.supersedes <> '[]' AND t.target COLLATE \"C\" <> f.path ORDER BY target, f.path"
         )
         out: dict[str, list[str]] = {}

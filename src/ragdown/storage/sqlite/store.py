@@ -394,7 +394,8 @@ class Store:
         return [_file_record(r) for r in self._reader().execute(f"SELECT {_FILE_COLS} FROM files").fetchall()]
 
     def superseded_by(self) -> dict[str, list[str]]:
-        """Superseded path → the documents that supersede it (only for documents that exist)."""
+        """Superseded path → the documents that supersede it (only for documents that exist, each retired
+        only by documents of its own folder, whatever an index written before that rule holds)."""
         gen = self.generation()
         with self._cache_lock:
             cached = self._superseded_cache
@@ -407,13 +408,15 @@ class Store:
 
     def _read_superseded(self) -> dict[str, list[str]]:
         rows = (
-            self._reader().execute("SELECT path, supersedes FROM files WHERE supersedes != '[]'").fetchall()
+            self._reader()
+            .execute("SELECT path, folder, supersedes FROM files WHERE supersedes != '[]'")
+            .fetchall()
         )
-        existing = {str(r[0]) for r in self._reader().execute("SELECT path FROM files").fetchall()}
+        folder_of = {str(r[0]): str(r[1]) for r in self._reader().execute("SELECT path, folder FROM files")}
         out: dict[str, list[str]] = {}
-        for path, raw in rows:
+        for path, folder, raw in rows:
             for target in json.loads(raw):
-                if target in existing and target != path:
+                if folder_of.get(target) == folder and target != path:
                     out.setdefault(target, []).append(str(path))
         for v in out.values():
             v.sort()
