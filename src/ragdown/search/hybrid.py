@@ -42,7 +42,7 @@ from ragdown.search.query import (
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.lexical import has_cjk
-from ragdown.storage.records import ChunkRecord
+from ragdown.storage.records import ChunkRecord, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,8 @@ class Searcher:
         if match is not None:
             try:
                 pool = self.store.bm25(match, flt, size, BM25_WEIGHTS)
+            except StoreError:  # the index unreachable: said as such, never as a search that found nothing
+                raise
             except Exception as err:  # an FTS parse error must not fail the search: dense still answers
                 log.warning("BM25 failed for %r, answering from dense search alone: %s", query, err)
                 return []
@@ -212,6 +214,8 @@ class Searcher:
             return pool
         try:
             found = self.store.substrings(match, flt, size, BM25_WEIGHTS)
+        except StoreError:
+            raise
         except Exception as err:
             log.warning("the substring pass failed for %r: %s", query, err)
             return pool

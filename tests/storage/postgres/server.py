@@ -12,7 +12,7 @@ import signal
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -68,6 +68,23 @@ def throwaway_server(base: Path) -> Iterator[str]:
         _stop_now(server.get_pid())
         server.cleanup()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def server_to_stop(base: Path) -> Iterator[tuple[str, Callable[[], None]]]:
+    """A throwaway server of the test's own (never `RAGDOWN_TEST_DATABASE_URL`'s, which other tests use) and
+    a function that stops it hard, as `pg_ctl stop -m immediate` does: SIGQUIT to the postmaster, every
+    session cut off without a goodbye, nothing checkpointed."""
+    if os.environ.get("RAGDOWN_TEST_DATABASE_URL"):
+        pytest.skip("this test stops its server: it needs one of its own, not RAGDOWN_TEST_DATABASE_URL's")
+    import psycopg
+
+    with throwaway_server(base) as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute("SHOW data_directory").fetchone()
+        assert row is not None
+        pid = int((Path(row[0]) / "postmaster.pid").read_text().split()[0])
+        yield url, lambda: _stop_now(pid)
 
 
 def _stop_now(pid: int | None) -> None:

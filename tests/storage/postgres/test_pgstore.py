@@ -4,6 +4,7 @@ schema versioning and re-tokenising. (The store, sync, search and tool tests run
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -12,10 +13,12 @@ from pathlib import Path
 from typing import LiteralString
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import psycopg
 import pytest
 from psycopg import sql
 
+from ragdown.access.scope import Scope
 from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
@@ -25,6 +28,10 @@ from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.postgres.backend import PostgresBackend
 from ragdown.storage.postgres.primary import PgPrimaryLock
 from tests.conftest import isolated_env, write
+from tests.http.conftest import StartServer
+from tests.http.conftest import start_app as start_app  # the fixture: `ragdown serve`'s app, in-process
+from tests.mcpserver.conftest import Endpoint
+from tests.storage.postgres.server import server_to_stop
 
 OpenEngine = Callable[..., Engine]
 
@@ -325,3 +332,76 @@ def test_a_database_that_comes_up_later_is_taken_once_it_does(
         engine.close()
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_a_database_stopped_hard_is_unavailable_never_an_internal_error(
+    start_app: StartServer, docs: Path, tmp_path: Path
+) -> None:
+    """PostgreSQL stopped hard (`pg_ctl stop -m immediate`) while searches ran made some of them answer 500:
+    a lost session or the pool's wait for a connection escaped as an internal error on paths that read the
+    generation. Every request and tool call, while it stops and after, is answered or refused as
+    `unavailable` (HTTP 503, an error result saying the index is not available), and promptly."""
+    for i in range(12):
+        write(docs, f"ops/n{i}.md", f"# Note {i}\n\nrestore the postgres backups, number {i}\n")
+    with server_to_stop(tmp_path / "pg") as (url, stop):
+        server = start_app(docs, RAGDOWN_DATABASE_URL=url)
+        assert server.app is not None
+        tools = Endpoint(server.app.runtime, Scope(root=server.app.runtime.engine.root, folder="ops"))
+        api = server.api
+        requests: list[Callable[[int], tuple[str, int, str]]] = [
+            lambda i: ("search", *_http(api.get("/api/search", params={"q": "restore", "folder": "ops"}))),
+            lambda i: ("rest search", *_http(api.get("/api/v1/folders/ops/search", params={"query": "x"}))),
+            lambda i: ("docs", *_http(api.get("/api/docs", params={"folder": "ops"}))),
+            lambda i: ("doc", *_http(api.get("/api/doc", params={"path": "ops/n1.md"}))),
+            lambda i: ("rest read", *_http(api.get("/api/v1/folders/ops/files/n1.md"))),
+            lambda i: (
+                "rest write",
+                *_http(api.put(f"/api/v1/folders/ops/files/w{i}.md", json={"content": "# W\n"})),
+            ),
+            lambda i: ("recall", *_tool(tools, "ragdown_recall", query="restore postgres")),
+            lambda i: ("read_doc", *_tool(tools, "ragdown_read_doc", path="n2.md")),
+            lambda i: ("list", *_tool(tools, "ragdown_list")),
+            lambda i: ("stats", *_tool(tools, "ragdown_stats")),
+        ]
+        answers: list[tuple[bool, str, int, str]] = []
+        stopped, failed = threading.Event(), threading.Event()
+        lock = threading.Lock()
+
+        def client(k: int) -> None:
+            after = 0
+            for i in range(k, 10_000):
+                if k == 0 and i == 6:
+                    stop()
+                    stopped.set()
+                was_stopped = stopped.is_set()
+                what, status, text = requests[i % len(requests)](i)
+                with lock:
+                    answers.append((was_stopped, what, status, text))
+                if status not in (200, 201, 503):
+                    failed.set()
+                after += was_stopped
+                if after == 2 * len(requests) or failed.is_set():
+                    return
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not failed.is_set(), [a for a in answers if a[2] not in (200, 201, 503)]
+    after = [(what, status, text) for was_stopped, what, status, text in answers if was_stopped]
+    refused = {what for what, status, _ in after if status == 503}
+    assert refused == {what for what, _, _ in after}, after  # every path said it, once the server was gone
+
+
+def _http(response: httpx.Response) -> tuple[int, str]:
+    return response.status_code, response.text
+
+
+def _tool(tools: Endpoint, name: str, /, **args: object) -> tuple[int, str]:
+    """A tool call as (200, its text); an error result as the status HTTP gives its kind: 503 when it says
+    the index is not available, 500 for anything else (an internal error)."""
+    text, error = asyncio.run(tools.call(name, **args))
+    if not error:
+        return 200, text
+    return (503 if "the index is not available" in text else 500), text

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ragdown.core.errors import unavailable
 from ragdown.storage.backend import (
@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 
 POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
+POOL_WAIT_S = 30.0  # for a connection of the pool, while the database answers (all of them may be busy)
+DOWN_WAIT_S = 0.1  # the same once it was found unreachable (the pool holds none), until one is made again
 QUERY_LOG_KEEP = 50_000  # entries kept (about the SQLite log's 10 MB and its rotation)
 NOTIFY_LIMIT = 7900  # a NOTIFY payload must stay under 8,000 bytes
 
@@ -112,6 +114,7 @@ class PostgresBackend:
         self.document_class = _key32("ragdown document", index)
         self._ready_lock = threading.Lock()
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
+        self._down = False  # the database was found unreachable and no connection was made or used since
         self._search_path = ""
         self._listener: _Listener | None = None
         self._closed = False
@@ -143,12 +146,37 @@ class PostgresBackend:
         conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(self.hnsw.ef_search)))
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
         register_vector(conn)
+        self._down = False  # a new connection: the database answers again
 
     @property
     def pool(self) -> ConnectionPool[psycopg.Connection[Any]]:
         self._ensure_ready()
         assert self._pool is not None
         return self._pool
+
+    @contextlib.contextmanager
+    def pooled(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool for one use: the only way the backend and the store take one.
+
+        Every `psycopg.OperationalError` or `InterfaceError` raised while it is used (a database stopped
+        or lost, a session ended by the server, no connection within the wait: psycopg_pool's
+        `PoolTimeout`) comes out as a `StoreError`, which every face says as `unavailable` (HTTP 503, an
+        error result), never as an internal error. Once the database was found unreachable, callers wait
+        `DOWN_WAIT_S` for a connection instead of `POOL_WAIT_S`, until one is made or used again: a
+        stopped database answers at once, not after half a minute per request."""
+        pool = self.pool
+        wait = DOWN_WAIT_S if self._down else POOL_WAIT_S
+        conn: psycopg.Connection[Any] | None = None
+        try:
+            with pool.connection(timeout=wait) as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as err:
+            if (conn is not None and conn.closed) or isinstance(err, psycopg.InterfaceError):
+                self._down = True  # the session is gone
+            elif isinstance(err, PoolTimeout) and not pool.get_stats().get("pool_size"):
+                self._down = True  # no connection could be made (a pool of busy ones is only busy)
+            raise StoreError(f"the index's database cannot be reached: {_first_line(err)}") from None
+        self._down = False
 
     def _ensure_ready(self) -> None:
         if self._pool is not None:
@@ -248,16 +276,19 @@ class PostgresBackend:
         except ValueError:
             rel = str(path)
         try:
-            with self.pool.connection() as conn, conn.transaction():
-                conn.execute("SET LOCAL lock_timeout = '30s'")
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(%s, %s)", (self.document_class, _key32("doc", rel))
-                )
+            with self.pooled() as conn, conn.transaction():
+                try:
+                    conn.execute("SET LOCAL lock_timeout = '30s'")
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s, %s)", (self.document_class, _key32("doc", rel))
+                    )
+                except psycopg.errors.LockNotAvailable:
+                    raise unavailable(
+                        f"{rel} is being written by another replica for 30 s: try again"
+                    ) from None
                 yield
-        except psycopg.errors.LockNotAvailable:
-            raise unavailable(f"{rel} is being written by another replica for 30 s: try again") from None
-        except psycopg.OperationalError as err:
-            raise unavailable(f"the index's database cannot be reached to lock {rel}: {err}") from None
+        except StoreError as err:
+            raise unavailable(f"{err} (to lock {rel})") from None
 
     def close(self) -> None:
         with self._ready_lock:
@@ -281,7 +312,7 @@ class PostgresBackend:
 
     def read_generation(self) -> int:
         try:
-            with self.pool.connection() as conn:
+            with self.pooled() as conn:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         except psycopg.errors.UndefinedTable:
             return 0
@@ -305,7 +336,7 @@ class PostgresBackend:
         if conn is not None:
             conn.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
             return
-        with self.pool.connection() as own:
+        with self.pooled() as own:
             own.execute("SELECT pg_notify(%s, %s)", (self.channel, payload))
 
     def expect(self, request_id: str) -> Waiter:
@@ -435,7 +466,7 @@ class PgHookMemory:
     def seen(self, key: str) -> set[str]:
         key = self._key(key)
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:
                 rows = conn.execute("SELECT chunk FROM hook_seen WHERE key = %s", (key,)).fetchall()
                 if rows:
                     conn.execute("UPDATE hook_sessions SET at = now() WHERE key = %s", (key,))
@@ -447,7 +478,7 @@ class PgHookMemory:
     def add(self, key: str, chunk_keys: list[str]) -> None:
         key = self._key(key)
         try:
-            with self.backend.pool.connection() as conn, conn.transaction():
+            with self.backend.pooled() as conn, conn.transaction():
                 conn.execute(
                     "INSERT INTO hook_sessions(key) VALUES (%s) ON CONFLICT (key) DO UPDATE SET at = now()",
                     (key,),
@@ -467,7 +498,7 @@ class PgHookMemory:
     def reset(self, key: str) -> None:
         key = self._key(key)
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:
                 conn.execute("DELETE FROM hook_sessions WHERE key = %s", (key,))
         except (psycopg.Error, StoreError) as err:
             log.warning("hook memory unavailable: %s", err)
@@ -485,7 +516,7 @@ class PgQueryLog:
         entry = {"at": round(time.time(), 3), "kind": kind, **fields}
         line = pgsearch.clean(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:
                 row = conn.execute(
                     "INSERT INTO query_log(entry) VALUES (%s) RETURNING id", (line,)
                 ).fetchone()
@@ -497,14 +528,14 @@ class PgQueryLog:
 
     def clear(self) -> None:
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:
                 conn.execute("DELETE FROM query_log")
         except (psycopg.Error, StoreError) as err:
             raise unavailable(f"the query log cannot be cleared: {err}") from None
 
     def entries(self) -> list[dict[str, Any]]:
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:
                 rows = conn.execute(
                     "SELECT entry FROM (SELECT id, entry FROM query_log ORDER BY id DESC LIMIT %s) e ORDER BY id",
                     (self.keep,),
@@ -515,3 +546,9 @@ class PgQueryLog:
 
     def summary(self, min_score: float) -> dict[str, Any]:
         return summarise(self.entries(), min_score)
+
+
+def _first_line(err: BaseException) -> str:
+    """An error's first line (a lost connection's libpq message goes on for three)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

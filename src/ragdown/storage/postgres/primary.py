@@ -133,7 +133,7 @@ class PgPrimaryLock:
                 raise StoreError("this process is no longer the primary: the index is written by another")
             try:
                 yield self._conn
-            except psycopg.OperationalError as err:
+            except (psycopg.OperationalError, psycopg.InterfaceError) as err:
                 raise StoreError(f"the primary's database session failed: {err}") from None
 
     def _ping(self) -> None:

@@ -16,8 +16,7 @@ from ragdown.embedders.base import Vectors
 from ragdown.storage.backend import DenseIndex
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.postgres import tsvectors as pgsearch
-from ragdown.storage.postgres.schema import vector_type
-from ragdown.storage.records import StoreError
+from ragdown.storage.postgres.schema import NotCreatedYet, vector_type
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -235,9 +234,7 @@ class PgDense:
                 f" ORDER BY v.emb <=> %s{self._cast} LIMIT %s",
                 [vec, *params, vec, int(k)],
             )
-        except StoreError:
-            return []
-        except psycopg.errors.UndefinedTable:
+        except (NotCreatedYet, psycopg.errors.UndefinedTable):  # an unreachable database is said, not empty
             return []
         # The iterative scan returns nearly in order: exactly in order from here (ties by id, as numpy's).
         return sorted(((int(cid), float(cos)) for cid, cos in rows), key=lambda r: (-r[1], r[0]))
@@ -251,6 +248,6 @@ class PgDense:
                 f"SELECT id, 1 - (emb <=> %s{self._cast}) FROM vecs WHERE id = ANY(%s)",
                 (vec, [int(i) for i in chunk_ids]),
             )
-        except (StoreError, psycopg.errors.UndefinedTable):
+        except (NotCreatedYet, psycopg.errors.UndefinedTable):
             return {}
         return {int(cid): float(cos) for cid, cos in rows}

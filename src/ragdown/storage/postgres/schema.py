@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from ragdown.storage.postgres import tsvectors as pgsearch
-from ragdown.storage.records import FileRecord
+from ragdown.storage.records import FileRecord, StoreError
 
 PG_SCHEMA = 1
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
@@ -131,3 +131,7 @@ def vector_type(dim: int) -> tuple[str, str | None]:
     if dim <= MAX_HALFVEC_DIM:
         return f"halfvec({int(dim)})", "halfvec_cosine_ops"
     return f"vector({int(dim)})", None
+
+
+class NotCreatedYet(StoreError):
+    """The index's tables are not there yet: the primary is creating them."""

@@ -32,7 +32,6 @@ from typing import Any, Protocol
 import numpy as np
 import psycopg
 from psycopg import sql
-from psycopg_pool import ConnectionPool
 
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
@@ -46,6 +45,7 @@ from ragdown.storage.postgres.schema import (
     KEEP_META,
     PG_SCHEMA,
     SCHEMA,
+    NotCreatedYet,
     add_stats,
     delete_chunks,
     has_vecs,
@@ -80,8 +80,7 @@ class StoreHost(Protocol):
     graph_lock_key: int
     hnsw: pghnsw.HnswSettings
 
-    @property
-    def pool(self) -> ConnectionPool[psycopg.Connection[Any]]: ...
+    def pooled(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]: ...
     @property
     def role(self) -> WriteRole | None: ...
     def describe(self) -> str: ...
@@ -92,10 +91,6 @@ class StoreHost(Protocol):
 
 
 log = logging.getLogger(__name__)
-
-
-class NotCreatedYet(StoreError):
-    """The index's tables are not there yet: the primary is creating them."""
 
 
 class PgStore(PgRetrieval):
@@ -137,14 +132,12 @@ class PgStore(PgRetrieval):
             yield pinned
             return
         try:
-            with self.backend.pool.connection() as conn:
+            with self.backend.pooled() as conn:  # an unreachable database is a StoreError
                 yield conn
         except psycopg.errors.UndefinedTable:
             raise NotCreatedYet(
                 f"the index in {self.backend.describe()} is still being created by the primary: try again"
             ) from None
-        except psycopg.OperationalError as err:
-            raise StoreError(f"the index's database cannot be reached: {err}") from None
 
     def _rows(self, query: str | sql.Composable, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._read() as conn:
