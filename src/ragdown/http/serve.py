@@ -18,7 +18,7 @@ from ragdown.http.security import Guard
 from ragdown.mcpserver.server import warn_about_min_score
 from ragdown.sync.progress_log import ProgressLog
 from ragdown.tools import cli_answers as commands
-from ragdown.vault.folders import vault_notice
+from ragdown.vault.walk import vault_notice
 
 log = logging.getLogger(__name__)
 

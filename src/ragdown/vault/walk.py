@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -187,3 +188,24 @@ def tree_files(directory: Path, descend: Callable[[Path], bool] | None = None) -
                     yield entry
             except OSError:
                 continue
+
+
+VAULT_MARKER = ".obsidian"  # the directory Obsidian keeps at the root of a vault
+
+
+def vault_notice(root: Path) -> str | None:
+    """What to say when the docs dir `serve` was given is itself an Obsidian vault (`.obsidian/` at its
+    root): served as it is, it splits into one folder per top-level directory, its top-level notes are
+    not indexed and links between the parts break. None for a docs dir that is not a vault."""
+    if not (root / VAULT_MARKER).is_dir():
+        return None
+    loose = len(loose_markdown(root))
+    notes = "its top-level note is" if loose == 1 else f"its {loose} top-level notes are"
+    parent, vault = shlex.quote(str(root.parent)), shlex.quote(str(root))
+    return (
+        f"The docs directory {root} looks like an Obsidian vault ({VAULT_MARKER}/ at its root): ragdown serve "
+        f"makes each of its top-level directories a folder of its own, so {notes} not indexed and links "
+        f"between the folders break. Serve the directory above it instead, where the vault is one folder "
+        f"(RAGDOWN_DOCS_DIR={parent} ragdown serve, or make serve DOCS={parent}), or serve the vault alone "
+        f"as one folder over MCP with RAGDOWN_DOCS_DIR={vault} ragdown stdio."
+    )

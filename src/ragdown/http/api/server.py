@@ -17,7 +17,7 @@ from ragdown.http import serversettings
 from ragdown.http.api.base import Api, json_body
 from ragdown.http.errors import ok
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.vault.folders import vault_notice
+from ragdown.vault.walk import vault_notice
 
 
 def access_json(access: Access | None) -> dict[str, Any] | None:
