@@ -120,7 +120,7 @@ def rss_mb(pid: int) -> float:
 def pg_lock(backend: PostgresBackend) -> PgPrimaryLock:
     lock = backend.primary_lock(lambda: None)
     assert isinstance(lock, PgPrimaryLock)
-    assert lock.try_acquire(lambda full, paths: {})
+    assert lock.try_acquire(lambda full, paths, folders: {})
     return lock
 
 

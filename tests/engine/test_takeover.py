@@ -245,7 +245,7 @@ def test_closing_a_reader_ends_its_watch(
 # -- PrimaryWatcher against a PrimaryLock in this process ----------------------------------------------
 
 
-def no_sync(full: bool, paths: list[str] | None) -> dict[str, object]:
+def no_sync(full: bool, paths: list[str] | None, folders: frozenset[str] | None) -> dict[str, object]:
     raise AssertionError("no sync is forwarded in these tests")
 
 

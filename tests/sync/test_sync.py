@@ -18,7 +18,7 @@ from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import IndexMeta
 from ragdown.storage.sqlite.store import Store
-from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport
+from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport, SyncRequest
 from ragdown.writes import door
 from tests.conftest import BOTH_BACKENDS, write
 from tests.mcpserver.conftest import Endpoint
@@ -102,6 +102,150 @@ def test_serve_mode_indexes_folders_and_lists_loose_files(docs: Path, open_engin
     assert engine.indexer.loose_files == ["loose.md"]
 
 
+def _chunk_ids(engine: Engine, folder: str) -> set[int]:
+    store = engine.require_store()
+    files = [f.id for f in store.all_files() if f.folder == folder]
+    return {chunk for chunk, _ in store.chunk_ids_of_files(files)}
+
+
+def test_a_sync_of_some_folders_walks_drops_and_re_embeds_only_them(
+    docs: Path, open_engine: OpenEngine
+) -> None:
+    """Issue 8: a folder's reindex (`folders`) walks that folder only, reports only it, and `full` re-embeds
+    only it: the other folders' changes wait for their own sync, their sections stay as they were."""
+    write(docs, "work/a.md", "# A\n\nalpha\n")
+    write(docs, "home/b.md", "# B\n\nbeta\n")
+    write(docs, "home/c.md", "# C\n\ngamma\n")
+    engine = open_engine(docs, "serve")
+    home_chunks = _chunk_ids(engine, "home")
+    write(docs, "work/new.md", "# New\n\nnew work\n")
+    write(docs, "home/new.md", "# New\n\nnew home\n")
+    (docs / "home/c.md").unlink()
+    work = engine.sync(folders=frozenset({"work"}))
+    assert work == {**work, "added": 1, "updated": 0, "removed": 0, "unchanged": 1}
+    store = engine.require_store()
+    assert sorted(f.path for f in store.all_files()) == ["home/b.md", "home/c.md", "work/a.md", "work/new.md"]
+    work_chunks = _chunk_ids(engine, "work")
+    full = engine.sync(full=True, folders=frozenset({"work"}))
+    assert full == {**full, "added": 2, "updated": 0, "removed": 0, "unchanged": 0, "chunks": 2}
+    assert not _chunk_ids(engine, "work") & work_chunks  # re-embedded: new sections
+    assert _chunk_ids(engine, "home") == home_chunks  # left alone
+    home = engine.sync(folders=frozenset({"home"}))
+    assert home == {**home, "added": 1, "removed": 1, "unchanged": 1}
+    # Each folder's last sync is the last that covered it: work's was the full one.
+    last_work = engine.last_sync_of(frozenset({"work"}))
+    assert last_work is not None
+    assert {k: v for k, v in last_work.items() if k != "at"} == full
+    every = engine.sync()
+    assert every == {**every, "added": 0, "removed": 0, "unchanged": 4}
+
+
+def test_callers_sharing_a_follow_up_each_hear_of_their_own_folders(
+    docs: Path, open_engine: OpenEngine
+) -> None:
+    """One follow-up covers what every caller joining it asked for; each is told of its own folders only."""
+    write(docs, "work/a.md", "# A\n\nalpha\n")
+    write(docs, "home/b.md", "# B\n\nbeta\n")
+    write(docs, "other/e.md", "# E\n\nelsewhere\n")
+    engine = open_engine(docs, "serve")
+    indexer = engine.indexer
+    assert indexer is not None
+    gate = threading.Event()
+    covered: list[frozenset[str] | None] = []
+    original = indexer.run
+
+    def slow_run(request: SyncRequest) -> SyncReport:
+        covered.append(request.folders)
+        gate.wait(5)
+        return original(request)
+
+    indexer.run = slow_run  # type: ignore[method-assign]
+    first = indexer.request_sync(folders=frozenset({"other"}))  # held at the gate while the others join
+    write(docs, "work/c.md", "# C\n\nmore work\n")
+    write(docs, "home/d.md", "# D\n\nmore home\n")
+    work = indexer.request_sync(folders=frozenset({"work"}))
+    home = indexer.request_sync(full=True, folders=frozenset({"home"}))
+    assert work is home
+    gate.set()
+    first.result(10)
+    shared = work.result(10)
+    assert covered == [frozenset({"other"}), frozenset({"work", "home"})]
+    assert shared.as_dict(frozenset({"work"})) == {
+        **shared.as_dict(frozenset({"work"})),
+        "added": 1,
+        "unchanged": 1,
+    }
+    # home's was full: both its documents re-embedded, and nothing of work's counted in its answer.
+    assert shared.as_dict(frozenset({"home"})) == {
+        **shared.as_dict(frozenset({"home"})),
+        "added": 2,
+        "unchanged": 0,
+    }
+
+
+def test_a_readers_sync_of_some_folders_is_made_and_counted_by_the_primary_for_them(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """A reader forwards the folders of its sync: the primary walks and counts those only."""
+    write(docs, "work/a.md", "# A\n\nalpha\n")
+    write(docs, "home/b.md", "# B\n\nbeta\n")
+    settings = make_settings(docs)
+    primary = Engine(settings, "serve", docs_dir=docs)
+    primary.start(background=False, initial_sync=False, watch=False)
+    reader = Engine(settings, "serve", docs_dir=docs, takeover_interval_s=3600)
+    try:
+        primary.sync()
+        reader.start(background=False, initial_sync=False, watch=False)
+        assert (primary.role, reader.role) == ("primary", "reader")
+        write(docs, "work/new.md", "# New\n\nnew work\n")
+        write(docs, "home/new.md", "# New\n\nnew home\n")
+        report = reader.sync(folders=frozenset({"work"}))
+        assert report == {**report, "added": 1, "unchanged": 1, "removed": 0}
+        assert primary.require_store().get_file("home/new.md") is None
+        assert primary.require_store().get_file("work/new.md") is not None
+    finally:
+        reader.close()
+        primary.close()
+
+
+def test_a_writes_sync_covers_and_counts_the_writers_folder_only(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """A write syncs its own paths, then the tree of the writer's folder only: a change made outside in
+    another folder waits for that folder's sync, and the report counts the writer's folder alone; the same
+    for a reader's write, forwarded to the primary with its paths and its folders."""
+    write(docs, "work/a.md", "# A\n\nalpha\n")
+    write(docs, "home/b.md", "# B\n\nbeta\n")
+    settings = make_settings(docs)
+    primary = Engine(settings, "serve", docs_dir=docs)
+    primary.start(background=False, initial_sync=False, watch=False)
+    reader = Engine(settings, "serve", docs_dir=docs, takeover_interval_s=3600)
+    try:
+        primary.sync()
+        reader.start(background=False, initial_sync=False, watch=False)
+        assert (primary.role, reader.role) == ("primary", "reader")
+        store = primary.require_store()
+        for engine, n in ((primary, 1), (reader, 2)):
+            write(docs, f"work/outside-{n}.md", "# Outside\n\nmade outside, in work\n")
+            write(docs, f"home/outside-{n}.md", "# Outside\n\nmade outside, in home\n")
+            with door.recording() as changed:
+                door.save(docs / f"work/w{n}.md", f"work/w{n}.md", door.becomes(b"# W\n\nwritten\n"))
+            synced = engine.sync_after_write(changed, folders=frozenset({"work"}))
+            assert synced.pending is None, synced.pending
+            assert synced.report is not None
+            # The write's file and the work folder's change made outside; nothing of home.
+            work_docs = sum(1 for _ in (docs / "work").glob("*.md"))
+            assert (synced.report["added"], synced.report["removed"]) == (2, 0), synced.report
+            assert synced.report["added"] + synced.report["unchanged"] == work_docs, synced.report
+            assert store.get_file(f"work/outside-{n}.md") is not None
+            assert store.get_file(f"home/outside-{n}.md") is None
+        home = primary.sync(folders=frozenset({"home"}))
+        assert (home["added"], home["unchanged"]) == (2, 1), home
+    finally:
+        reader.close()
+        primary.close()
+
+
 def test_symlinks_are_not_followed(docs: Path, tmp_path: Path, open_engine: OpenEngine) -> None:
     outside = tmp_path / "outside"
     write(outside, "secret.md", "# Secret\n\nsecret words\n")
@@ -120,14 +264,14 @@ def test_single_flight_shares_one_follow_up(docs: Path, open_engine: OpenEngine)
     assert indexer is not None
     gate = threading.Event()
     calls: list[bool] = []
-    original = indexer.sync
+    original = indexer.run
 
-    def slow_sync(full: bool = False) -> SyncReport:
-        calls.append(full)
+    def slow_run(request: SyncRequest) -> SyncReport:
+        calls.append(request.full is None)  # a full sync of every folder
         gate.wait(5)
-        return original(full)
+        return original(request)
 
-    indexer.sync = slow_sync  # type: ignore[method-assign]
+    indexer.run = slow_run  # type: ignore[method-assign]
     first = indexer.request_sync()
     second = indexer.request_sync()
     third = indexer.request_sync(full=True)

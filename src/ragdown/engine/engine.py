@@ -28,7 +28,7 @@ from ragdown.embedders.base import Embedder
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
-from ragdown.storage.backend import IndexStore, PrimaryWatch
+from ragdown.storage.backend import Folders, IndexStore, PrimaryWatch
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.location import open_backend
 from ragdown.storage.records import IndexMeta, StoreError
@@ -386,16 +386,19 @@ class Engine:
         self._watch_primary()
         threading.Thread(target=self._takeover_loop, name="ragdown-takeover", daemon=True).start()
 
-    def _on_forwarded_sync(self, full: bool, paths: list[str] | None) -> dict[str, Any]:
-        """A reader's sync: of the tree, or (`paths`, after a write of the reader's) of those paths alone."""
+    def _on_forwarded_sync(self, full: bool, paths: list[str] | None, folders: Folders) -> dict[str, Any]:
+        """A reader's sync: of the tree (of `folders` only, when given), or (`paths`, after a write of the
+        reader's) of those paths alone, then of the tree of `folders` while it is short. Its report, counted
+        in `folders`."""
         self._ready.wait()
         with self._role_lock:  # a take-over that bound the socket finishes becoming the primary first
             indexer = self.indexer
         if indexer is None:
             raise NotReady("the primary is still starting")
+        folders = self._grouped(folders)
         if paths is not None and not full:
-            return indexer.sync_written(paths, self.settings.write_wait).as_dict()
-        return indexer.request_sync(full).result().as_dict()
+            return indexer.sync_written(paths, self.settings.write_wait, folders).as_dict(folders)
+        return indexer.request_sync(full, folders).result().as_dict(folders)
 
     def _on_cli_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """`ragdown search` / `ragdown index` of another process, answered on this one's model and index."""
@@ -460,41 +463,51 @@ class Engine:
     def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
         return self.require_searcher().search(query, flt, opts)
 
-    def sync(self, full: bool = False) -> dict[str, Any]:
-        """Sync now and wait: in the primary directly, in a reader through the primary."""
+    def _grouped(self, folders: Folders) -> Folders:
+        """A caller's `folders` as this index groups documents: with one folder, the docs dir (`stdio`), a
+        caller's folders are all of it (None)."""
+        return folders if self.folders else None
+
+    def sync(self, full: bool = False, folders: Folders = None) -> dict[str, Any]:
+        """Sync now and wait: in the primary directly, in a reader through the primary. With `folders`, only
+        those are walked (`full`: re-embedded), and the report counts only them."""
         self._ready.wait()
+        folders = self._grouped(folders)
         if self.indexer is not None:
-            return self.indexer.request_sync(full).result().as_dict()
+            return self.indexer.request_sync(full, folders).result().as_dict(folders)
         if self.role == "reader":
-            return self._forward_sync(full)
+            return self._forward_sync(full, None, folders)
         raise NotReady(self.error or "the index is not open")
 
-    def sync_written(self, paths: Sequence[str], wait_s: float) -> dict[str, Any]:
+    def sync_written(self, paths: Sequence[str], wait_s: float, folders: Folders = None) -> dict[str, Any]:
         """The sync after a write of these docs-relative paths (a folder: everything under it), and wait:
-        they are synced beside any sync of the whole tree that runs, which is waited for only while short
-        (`Indexer.sync_written`); in the primary directly, in a reader through the primary."""
+        they are synced beside any sync of the tree (of `folders`, the writer's, only when given) that runs,
+        which is waited for only while short (`Indexer.sync_written`); in the primary directly, in a reader
+        through the primary. The report counts only `folders`."""
         self._ready.wait()
+        folders = self._grouped(folders)
         indexer = self.indexer
         if indexer is not None:
-            return indexer.sync_written(paths, wait_s).as_dict()
+            return indexer.sync_written(paths, wait_s, folders).as_dict(folders)
         if self.role == "reader":
-            return self._forward_sync(False, list(paths))
+            return self._forward_sync(False, list(paths), folders)
         raise NotReady(self.error or "the index is not open")
 
-    def _forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
+    def _forward_sync(self, full: bool, paths: list[str] | None, folders: Folders) -> dict[str, Any]:
         """A reader's sync, made by the primary. When the primary has gone, this process takes over, or
         waits for the reader that did: a change already on disk is never reported as failed for that."""
         deadline = time.monotonic() + HANDOVER_WAIT_S
         while True:
             try:
-                return self.backend.forward_sync(full, paths)
+                return self.backend.forward_sync(full, paths, folders)
             except TimeoutError as err:  # the primary is there, busy with a sync longer than a reader waits
                 raise NotReady(f"the primary's sync did not end in time: {err}") from None
             except OSError as err:
                 if self.try_promote() and self.indexer is not None:
                     if paths is not None:
-                        return self.indexer.sync_written(paths, self.settings.write_wait).as_dict()
-                    return self.indexer.request_sync(full).result().as_dict()
+                        wait = self.settings.write_wait
+                        return self.indexer.sync_written(paths, wait, folders).as_dict(folders)
+                    return self.indexer.request_sync(full, folders).result().as_dict(folders)
                 if time.monotonic() >= deadline:
                     raise NotReady(
                         f"the primary went away and no process took over the index: {err}"
@@ -503,12 +516,14 @@ class Engine:
             except RuntimeError as err:
                 raise NotReady(str(err)) from None
 
-    async def sync_async(self, full: bool = False) -> dict[str, Any]:
+    async def sync_async(self, full: bool = False, folders: Folders = None) -> dict[str, Any]:
         import asyncio
 
-        return await asyncio.to_thread(self.sync, full)
+        return await asyncio.to_thread(self.sync, full, folders)
 
-    def sync_after_write(self, changed: Sequence[Path] = (), wait_s: float | None = None) -> WriteSync:
+    def sync_after_write(
+        self, changed: Sequence[Path] = (), wait_s: float | None = None, folders: Folders = None
+    ) -> WriteSync:
         """The sync a write waits for before it answers, for at most `wait_s` (`RAGDOWN_WRITE_WAIT`, 30 s by
         default: a first index or a vector graph being built can take minutes, longer than MCP clients wait
         for an answer; 0 answers at once).
@@ -517,7 +532,8 @@ class Engine:
         sync of the tree runs; the sync of the tree after them (for changes made outside ragdown) is waited
         for only while it is short: a first index, a large backlog, a large document on a slow model never
         hold the write back (`Indexer.sync_written`). Without them (nothing recorded), a sync of the whole
-        tree, joined as any other.
+        tree, joined as any other. `folders`: the writer's, the only ones that sync of the tree walks and the
+        only ones counted in the report and the note (None: every folder).
 
         Its report once the index has the change; else a note for the answer saying why it comes first: the
         sync still runs (a large document on a slow model, a first index, a vector graph being built), or
@@ -529,7 +545,8 @@ class Engine:
 
         def run() -> None:
             try:
-                future.set_result(self.sync_written(rels, wait) if rels else self.sync())
+                done = self.sync_written(rels, wait, folders) if rels else self.sync(folders=folders)
+                future.set_result(done)
             except Exception as err:  # handed to the waiter, or logged when it has stopped waiting
                 future.set_exception(err)
 
@@ -545,7 +562,7 @@ class Engine:
             return WriteSync(
                 pending=f"the index could not sync ({err}): the change is on disk for the next sync"
             )
-        progress = self.progress
+        progress = self.progress_of(folders)
         where = f" ({progress.describe()})" if progress is not None else ""
         who = "the index" if self.role == "primary" else "the primary"
         return WriteSync(
@@ -553,10 +570,12 @@ class Engine:
             " (ragdown_stats shows how far it is)"
         )
 
-    async def sync_after_write_async(self, changed: Sequence[Path] = ()) -> WriteSync:
+    async def sync_after_write_async(
+        self, changed: Sequence[Path] = (), folders: Folders = None
+    ) -> WriteSync:
         import asyncio
 
-        return await asyncio.to_thread(self.sync_after_write, changed)
+        return await asyncio.to_thread(self.sync_after_write, changed, None, folders)
 
     def _docs_relative(self, paths: Sequence[Path]) -> list[str]:
         """The docs-relative POSIX form of each path under the docs dir (others are not this index's); none
@@ -582,6 +601,23 @@ class Engine:
         """Where the running sync stands (files read of those it must read), None when none runs."""
         indexer = self.indexer
         return indexer.progress if indexer is not None and indexer.syncing else None
+
+    def progress_of(self, folders: Folders) -> SyncProgress | None:
+        """The running sync's progress counted in `folders` (None: all of it); None when none runs, or when
+        it covers none of them."""
+        progress = self.progress
+        if progress is None or not self.folders:
+            return progress
+        return progress.of(folders)
+
+    def last_sync_of(self, folders: Folders) -> dict[str, Any] | None:
+        """The last sync of the tree that covered some of `folders` (None: the last one), counted in them,
+        with its time (Unix ms); None before any."""
+        scoped = self._grouped(folders)
+        last = self.indexer.last_for(scoped) if self.indexer is not None else None
+        if last is None:
+            return None
+        return {**last.as_dict(scoped), "at": round(last.at * 1000)}
 
     @property
     def sync_error(self) -> str | None:

@@ -26,12 +26,13 @@ from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, PendingFile
 
-# A forwarded sync: `full`, or of the docs-relative paths given (a reader's write) when not None.
-SyncHandler = Callable[[bool, list[str] | None], dict[str, Any]]
+# Folders as the index groups documents (`walk.folder_of`: `serve`'s top-level directories); None: every one.
+Folders = frozenset[str] | None
+# A forwarded sync: `full`; the docs-relative paths a reader's write changed, synced alone (None: a sync of
+# the tree); the folders that sync of the tree covers and its report counts (None: every one). The report.
+SyncHandler = Callable[[bool, list[str] | None, Folders], dict[str, Any]]
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 GoneHandler = Callable[[], bool]
-
-
 LostHandler = Callable[[], None]
 DocumentLock = Callable[[Path], contextlib.AbstractContextManager[None]]
 
@@ -189,10 +190,13 @@ class Backend(Protocol):
 
     def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch: ...
 
-    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
-        """A reader's sync, made by the primary: its report. With `paths` (docs-relative) of those alone,
-        beside any sync of the tree the primary runs; a primary that does not know them, or paths too many
-        to send, syncs the tree. OSError when no primary answers (take over or wait), RuntimeError when the
+    def forward_sync(
+        self, full: bool, paths: list[str] | None = None, folders: Folders = None
+    ) -> dict[str, Any]:
+        """A reader's sync, made by the primary: its report, counted in `folders` when given. With `paths`
+        (docs-relative) of those alone, beside any sync of the tree the primary runs; a primary that does not
+        know them, or paths too many to send, syncs the tree. The sync of the tree covers `folders` only
+        (None: every folder). OSError when no primary answers (take over or wait), RuntimeError when the
         primary answered that it could not sync."""
         ...
 

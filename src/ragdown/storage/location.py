@@ -12,6 +12,7 @@ from ragdown.core.config import ConfigError, Mode, Settings
 from ragdown.storage.backend import (
     Backend,
     DocumentLock,
+    Folders,
     GoneHandler,
     IndexStore,
     LostHandler,
@@ -46,8 +47,10 @@ class SqliteBackend:
     def watch_primary(self, on_gone: GoneHandler) -> PrimaryWatch:
         return primary.PrimaryWatcher(self.data_dir, on_gone)
 
-    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
-        return primary.forward_sync(self.data_dir, full, paths)
+    def forward_sync(
+        self, full: bool, paths: list[str] | None = None, folders: Folders = None
+    ) -> dict[str, Any]:
+        return primary.forward_sync(self.data_dir, full, paths, folders)
 
     def hook_memory(self) -> SessionMemory:
         return HookMemory()

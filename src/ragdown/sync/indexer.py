@@ -10,6 +10,11 @@ later caller shares. A write's own files are synced beside it (`sync_paths`), ne
 for each transaction, and a path a `sync_paths` has written is left alone by the sync of the tree that
 began before it, which may have read older bytes. Searches never wait for a sync: they read committed
 state through their own connections.
+
+A sync of the tree may cover some folders only (`serve`'s top-level directories; a folder key's
+`ragdown_reindex`, a key's write): it walks, drops and re-embeds (`full`) nothing else, and a follow-up covers
+what every caller joining it asked for. Its report and its progress count per folder, so each caller is told
+about the folders it asked for and nothing of the others, even from a shared follow-up.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 from ragdown.core import heap
-from ragdown.core.paths import MAX_DOCUMENT_BYTES
+from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_hidden, is_usable
 from ragdown.documents import Document, parse_document
 from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
-from ragdown.storage.backend import IndexStore
+from ragdown.storage.backend import Folders, IndexStore
 from ragdown.storage.records import FileState, PendingFile
 from ragdown.vault.ignore import IgnoreRules
 from ragdown.vault.walk import FileStat, folder_of, markdown_at, walk_markdown
@@ -57,17 +63,60 @@ ProgressFn = Callable[["SyncProgress"], None]
 SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[str]], None]
 
 
+@dataclass(frozen=True)
+class SyncRequest:
+    """What one sync of the tree does: the folders it walks (None: every one) and those it re-embeds from
+    scratch (`full`: None every folder, empty none). Requests joining one follow-up merge into their union."""
+
+    folders: Folders = None
+    full: Folders = frozenset()
+
+    @staticmethod
+    def of(full: bool, folders: Folders = None) -> SyncRequest:
+        return SyncRequest(folders, folders if full else frozenset())
+
+    def merge(self, other: SyncRequest) -> SyncRequest:
+        def union(a: Folders, b: Folders) -> Folders:
+            return None if a is None or b is None else a | b
+
+        return SyncRequest(union(self.folders, other.folders), union(self.full, other.full))
+
+
 @dataclass
 class SyncProgress:
     """Where a running sync stands: files read of those that needed reading, chunks embedded, what it is
     doing now (`at`: `parsing notes/big.md`, `embedding 256 sections`), and the step it is at once the
-    files are written, where that takes a while (PostgreSQL's HNSW graph)."""
+    files are written, where that takes a while (PostgreSQL's HNSW graph); the same per folder (`of`), for
+    a caller who may hear of its own folders only."""
 
     files_done: int = 0
     files_total: int = 0
     chunks: int = 0
     step: str | None = None
     at: str | None = None
+    at_folder: str | None = None  # the folder of the file `at` names (None: it names none)
+    covers: Folders = None  # the folders the sync walks
+    by_folder: dict[str, list[int]] = field(default_factory=dict)  # folder -> [done, total, chunks]
+
+    def of(self, folders: Folders) -> SyncProgress | None:
+        """This progress counted in `folders` only (None: all of it); None when the sync covers none of them.
+        `at` only when it names no file, or one of theirs."""
+        if folders is None:
+            return self
+        if self.covers is not None and not self.covers & folders:
+            return None
+        done = total = chunks = 0
+        for folder in folders:
+            d, t, c = self.by_folder.get(folder, (0, 0, 0))
+            done, total, chunks = done + d, total + t, chunks + c
+        return SyncProgress(
+            files_done=done,
+            files_total=total,
+            chunks=chunks,
+            step=self.step,
+            at=self.at if self.at_folder is None or self.at_folder in folders else None,
+            covers=self.covers & folders if self.covers is not None else folders,
+        )
 
     def as_dict(self) -> dict[str, int | str]:
         """`{files_done, files_total, chunks}`, and `at` and `step` when there are (`/api/status`,
@@ -93,42 +142,96 @@ class SyncProgress:
 
 
 @dataclass
-class SyncReport:
+class Tally:
+    """One folder's part of a sync report."""
+
     added: int = 0
     updated: int = 0
     removed: int = 0
     unchanged: int = 0
     chunks: int = 0
-    ms: int = 0
-    at: float = 0.0
-    skipped: dict[str, str] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)  # the paths left out
 
-    def then(self, tree: SyncReport) -> SyncReport:
-        """This report of a write's own paths (`sync_paths`) with that of the sync of the tree after it,
-        which found those paths unchanged: one report of both, each file counted once."""
-        return SyncReport(
+    def then(self, tree: Tally) -> Tally:
+        """This folder's count of a write's own paths with the sync of the tree after it (`SyncReport.then`)."""
+        return Tally(
             added=self.added + tree.added,
             updated=self.updated + tree.updated,
             removed=self.removed + tree.removed,
             unchanged=max(0, tree.unchanged - self.added - self.updated),
             chunks=self.chunks + tree.chunks,
+            skipped=self.skipped | tree.skipped,
+        )
+
+
+@dataclass
+class SyncReport:
+    """What a sync did, per folder (`folders`; one folder, '', in `stdio`): the counts are their sums, or
+    (`as_dict(folders)`) the sums over some folders, what one caller may hear of."""
+
+    ms: int = 0
+    at: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
+    covers: Folders = None  # the folders the sync of the tree walked (None: every one)
+    folders: dict[str, Tally] = field(default_factory=dict)
+
+    def tally(self, folder: str) -> Tally:
+        found = self.folders.get(folder)
+        if found is None:
+            found = self.folders[folder] = Tally()
+        return found
+
+    def _sum(self, name: str, folders: Collection[str] | None = None) -> int:
+        return sum(getattr(t, name) for f, t in self.folders.items() if folders is None or f in folders)
+
+    @property
+    def added(self) -> int:
+        return self._sum("added")
+
+    @property
+    def updated(self) -> int:
+        return self._sum("updated")
+
+    @property
+    def removed(self) -> int:
+        return self._sum("removed")
+
+    @property
+    def unchanged(self) -> int:
+        return self._sum("unchanged")
+
+    @property
+    def chunks(self) -> int:
+        return self._sum("chunks")
+
+    def then(self, tree: SyncReport) -> SyncReport:
+        """This report of a write's own paths (`sync_paths`) with that of the sync of the tree after it,
+        which found those paths unchanged: one report of both, each file counted once (folder by folder)."""
+        return SyncReport(
             ms=self.ms + tree.ms,
             at=tree.at,
             skipped={**tree.skipped, **self.skipped},
+            covers=tree.covers,
+            folders={
+                name: self.folders.get(name, Tally()).then(tree.folders.get(name, Tally()))
+                for name in sorted(self.folders.keys() | tree.folders.keys())
+            },
         )
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self, folders: Folders = None) -> dict[str, int]:
         """The report of the spec, `{added, updated, removed, unchanged, chunks, ms}`, and `skipped`: the
         files (and directories) left out with a logged reason: too large, binary, unreadable, a name that
-        is not UTF-8."""
+        is not UTF-8. Counted in `folders` only when given (what one caller may hear of)."""
         return {
-            "added": self.added,
-            "updated": self.updated,
-            "removed": self.removed,
-            "unchanged": self.unchanged,
-            "chunks": self.chunks,
+            "added": self._sum("added", folders),
+            "updated": self._sum("updated", folders),
+            "removed": self._sum("removed", folders),
+            "unchanged": self._sum("unchanged", folders),
+            "chunks": self._sum("chunks", folders),
             "ms": self.ms,
-            "skipped": len(self.skipped),
+            "skipped": sum(
+                len(t.skipped) for f, t in self.folders.items() if folders is None or f in folders
+            ),
         }
 
 
@@ -148,9 +251,9 @@ class _Pass:
     """One sync's bookkeeping: its report, what the history hears of, and its kind. A sync of named paths
     (`own`) puts the paths it writes aside; a sync of the tree leaves the paths put aside alone."""
 
-    def __init__(self, *, own: bool) -> None:
+    def __init__(self, *, own: bool, covers: Folders = None) -> None:
         self.own = own
-        self.report = SyncReport()
+        self.report = SyncReport(covers=covers)
         self.changed: list[tuple[str, bytes]] = []
         self.added: list[tuple[str, str]] = []
 
@@ -197,6 +300,9 @@ class Indexer:
         self.folders = folders
         self.loose_files: list[str] = []
         self.last_sync: SyncReport | None = None
+        # The last report of each folder a sync of the tree covered (None: the last sync of every folder),
+        # for `last_for`.
+        self._last: dict[str | None, SyncReport] = {}
         self.last_error: str | None = None
         self.settled = False  # a sync of the tree has ended (or failed): the first index is as far as it gets
         self.progress = SyncProgress()
@@ -212,7 +318,7 @@ class Indexer:
         self._long = False
         self._running: Future[SyncReport] | None = None
         self._follow_up: Future[SyncReport] | None = None
-        self._follow_up_full = False
+        self._follow_up_request = SyncRequest()
         self._listeners: list[ProgressFn] = []
         self._retired = False
         self._stopping = threading.Event()
@@ -258,37 +364,44 @@ class Indexer:
 
     # -- single flight -----------------------------------------------------------------------------
 
-    def request_sync(self, full: bool = False) -> Future[SyncReport]:
-        """Start a sync, or join the one follow-up of the sync already running."""
+    def request_sync(self, full: bool = False, folders: Folders = None) -> Future[SyncReport]:
+        """Start a sync of the tree (of `folders` only when given), or join the one follow-up of the sync
+        already running (which then covers what every caller joining it asked for)."""
+        request = SyncRequest.of(full, self._grouped(folders))
         with self._state_lock:
             if self._running is None:
                 fut: Future[SyncReport] = Future()
                 fut.add_done_callback(self._tell)
                 self._running = fut
                 threading.Thread(
-                    target=self._loop, args=(fut, full), name="ragdown-sync", daemon=True
+                    target=self._loop, args=(fut, request), name="ragdown-sync", daemon=True
                 ).start()
                 return fut
             if self._follow_up is None:
                 self._follow_up = Future()
                 self._follow_up.add_done_callback(self._tell)
-                self._follow_up_full = full
+                self._follow_up_request = request
             else:
-                self._follow_up_full = self._follow_up_full or full
+                self._follow_up_request = self._follow_up_request.merge(request)
             return self._follow_up
+
+    def _grouped(self, folders: Folders) -> Folders:
+        """`folders` as this index groups documents: in one-folder mode (`stdio`) there is only the whole."""
+        return folders if self.folders else None
 
     def _tell(self, _: object = None) -> None:
         with self._told:
             self._told.notify_all()
 
-    def sync_written(self, paths: Sequence[str], wait_s: float) -> SyncReport:
+    def sync_written(self, paths: Sequence[str], wait_s: float, folders: Folders = None) -> SyncReport:
         """The sync a write of `paths` answers after: those paths at once (`sync_paths`), beside whatever
-        runs; then a sync of the tree (started, or the follow-up of the one running), for the changes made
-        outside ragdown, waited for (at most `wait_s`) unless it is long (`SHORT_SYNC_CHUNKS`), or a sync of
-        the tree before it is. The report of both, or of the write's paths alone."""
+        runs; then a sync of the tree of `folders` (the writer's; None: every folder; started, or the
+        follow-up of the one running), for the changes made outside ragdown, waited for (at most `wait_s`)
+        unless it is long (`SHORT_SYNC_CHUNKS`), or a sync of the tree before it is. The report of both, or
+        of the write's paths alone."""
         deadline = time.monotonic() + wait_s
         own = self.sync_paths(paths)
-        tree = self.request_sync()
+        tree = self.request_sync(folders=folders)
         with self._told:
             while not tree.done() and not self._long:
                 left = deadline - time.monotonic()
@@ -299,10 +412,10 @@ class Indexer:
             return own
         return own.then(tree.result())
 
-    def _loop(self, fut: Future[SyncReport], full: bool) -> None:
+    def _loop(self, fut: Future[SyncReport], request: SyncRequest) -> None:
         while True:
             try:
-                fut.set_result(self.sync(full))
+                fut.set_result(self.run(request))
             except BaseException as err:  # the caller sees it; the loop goes on with the follow-up
                 (log.info if self._stopping.is_set() else log.error)("sync failed: %s", err)
                 fut.set_exception(err)
@@ -310,26 +423,43 @@ class Indexer:
                 if self._follow_up is None:
                     self._running = None
                     return
-                fut, full = self._follow_up, self._follow_up_full
-                self._running, self._follow_up, self._follow_up_full = fut, None, False
+                fut, request = self._follow_up, self._follow_up_request
+                self._running, self._follow_up, self._follow_up_request = fut, None, SyncRequest()
+
+    def last_for(self, folders: Folders) -> SyncReport | None:
+        """The last sync of the tree that covered some of `folders` (None: the last sync)."""
+        if folders is None:
+            return self.last_sync
+        found = [r for key, r in self._last.items() if key is None or key in folders]
+        return max(found, key=lambda r: r.at) if found else None
 
     # -- the sync itself ---------------------------------------------------------------------------
 
-    def sync(self, full: bool = False) -> SyncReport:
-        """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all."""
+    def sync(self, full: bool = False, folders: Folders = None) -> SyncReport:
+        """One diff sync, in the calling thread. `full` drops every chunk first and re-embeds all; with
+        `folders`, only those folders are walked (and re-embedded)."""
+        return self.run(SyncRequest.of(full, self._grouped(folders)))
+
+    def run(self, request: SyncRequest) -> SyncReport:
+        """One sync of the tree as `request` says, in the calling thread."""
         with self._run_lock:
             self._refuse_when_retired()
+            whole = request.folders is None
             try:
-                report = self._sync(full)
+                report = self._sync(request)
             except Exception as err:
                 self.last_error = str(err)
-                self.settled = True
+                self.settled = self.settled or whole
                 raise
             self.last_error = None
             self.last_sync = report
+            if whole:
+                self._last = {None: report}
+            else:
+                self._last.update(dict.fromkeys(request.folders or (), report))
             if report.added or report.updated or report.removed:
                 heap.trim()  # the parsed documents and the embedder's batches: back to the system
-            self.settled = True  # once it has let go, not only reported
+            self.settled = self.settled or whole  # once it has let go, not only reported
             return report
 
     def sync_paths(self, paths: Iterable[str]) -> SyncReport:
@@ -343,7 +473,7 @@ class Indexer:
         wanted = sorted({p.strip("/") for p in paths} - {""})
         with self._paths_lock:
             self._refuse_when_retired()
-            sync = _Pass(own=True)
+            sync = _Pass(own=True, covers=self._grouped(frozenset(self._folder(p) for p in wanted)))
             report = sync.report
             rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)
             on_disk = {
@@ -360,15 +490,17 @@ class Indexer:
             for stat in sorted(on_disk.values()):
                 state, skip = known.get(stat.path), skipped.get(stat.path)
                 if state is not None and (state.size, state.stat_mtime_ns) == (stat.size, stat.mtime_ns):
-                    report.unchanged += 1
+                    report.tally(self._folder(stat.path)).unchanged += 1
                 elif state is None and skip is not None and skip[:2] == (stat.size, stat.mtime_ns):
-                    report.skipped[stat.path] = skip[2]
+                    self._skip(report, stat.path, skip[2])
                 else:
                     candidates.append(stat)
             self._index(sync, candidates, known)
             if gone:
                 with self._committing(sync, gone):
-                    report.removed = self.store.remove_files(gone)
+                    self.store.remove_files(gone)
+                for folder, count in self._per_folder([p for p in gone if p in known]).items():
+                    report.tally(folder).removed += count
         if self.observer is not None and (sync.changed or sync.added or gone):
             self.observer(sync.changed, sync.added, [p for p in gone if p not in skipped])
         report.ms = round((time.perf_counter() - started) * 1000)
@@ -376,13 +508,17 @@ class Indexer:
         log.debug("synced %s of %s in %d ms: %s", ", ".join(wanted), self.root, report.ms, report.as_dict())
         return report
 
-    def _sync(self, full: bool) -> SyncReport:
+    def _sync(self, request: SyncRequest) -> SyncReport:
         with self._commit_lock:  # from here on, what `sync_paths` writes is theirs
             self._aside = set()
-            if full:
+            if request.full is None:
                 self.store.clear()
+            elif request.full:  # some folders re-embedded from scratch: their documents dropped first
+                dropped = [p for p, _, _ in self.store.file_stats() if self._folder(p) in request.full]
+                dropped += [p for p in self.store.skipped_states() if self._folder(p) in request.full]
+                self.store.remove_files(dropped)
         try:
-            return self._sync_tree()
+            return self._sync_tree(request.folders)
         finally:
             with self._commit_lock:
                 self._aside = None
@@ -393,49 +529,104 @@ class Indexer:
             self._long = long
             self._told.notify_all()
 
-    def _sync_tree(self) -> SyncReport:
+    def _walk(self, rules: IgnoreRules, folders: Folders) -> tuple[list[FileStat], dict[str, str]]:
+        """The Markdown files (and unusable names, with why) of `folders`, or of the whole docs dir (None)."""
+        if folders is None:
+            walked = walk_markdown(self.root, folders=self.folders, rules=rules)
+            if walked.loose != self.loose_files and walked.loose:
+                log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
+            self.loose_files = walked.loose
+            return walked.files, walked.unusable
+        files: list[FileStat] = []
+        unusable: dict[str, str] = {}
+        for name in sorted(folders):
+            top = self.root / name
+            # What the whole walk would leave out (a link, a hidden or unusable name, an ignored or missing
+            # directory) is left out here too: its indexed documents then go.
+            if (
+                "/" in name
+                or is_hidden(name)
+                or not is_usable(name)
+                or not top.is_dir()
+                or top.is_symlink()
+                or rules.ignored(name, is_dir=True)
+            ):
+                continue
+            part = walk_markdown(self.root, folders=self.folders, rules=rules, under=f"{name}/")
+            files += part.files
+            unusable.update(part.unusable)
+        return files, unusable
+
+    def _folder(self, path: str) -> str:
+        return folder_of(path, folders=self.folders)
+
+    def _skip(self, report: SyncReport, path: str, reason: str) -> None:
+        report.tally(self._folder(path)).skipped.add(path)
+        report.skipped[path] = reason
+
+    def _per_folder(self, paths: Iterable[str]) -> Counter[str]:
+        """How many of `paths` each folder holds (one count in one-folder mode, without a look at each)."""
+        if not self.folders:
+            return Counter({"": sum(1 for _ in paths)})
+        return Counter(p.partition("/")[0] for p in paths)
+
+    def _sync_tree(self, scope: Folders) -> SyncReport:
         started = time.perf_counter()
-        sync = _Pass(own=False)
+        sync = _Pass(own=False, covers=scope)
         report = sync.report
         rules = IgnoreRules(self.root, folders=self.folders, extra=self.ignore)  # read once per sync
-        walked = walk_markdown(self.root, folders=self.folders, rules=rules)
-        if walked.loose != self.loose_files and walked.loose:
-            log.info("not indexed, outside every folder: %s", ", ".join(walked.loose))
-        self.loose_files = walked.loose
+        walked_files, walked_unusable = self._walk(rules, scope)
         # Unchanged files cost one set lookup each (in C): the index's (path, size, stat mtime) rows
         # against the walk's, which are the same tuples. Hashes are read only when some stat differs.
         indexed = self.store.file_stats()
-        changed = [f for f in walked.files if f not in indexed]
-        report.unchanged = len(walked.files) - len(changed)
         skipped = self.store.skipped_states()
+        if scope is not None:  # what the index holds of the folders walked, and nothing else
+            indexed = {row for row in indexed if self._folder(row[0]) in scope}
+            skipped = {p: state for p, state in skipped.items() if self._folder(p) in scope}
+        changed = [f for f in walked_files if f not in indexed]
+        unchanged = len(walked_files) - len(changed)
+        for folder, count in self._per_folder(p.path for p in walked_files).items():
+            report.tally(folder).unchanged += count
+        for folder, count in self._per_folder(p.path for p in changed).items():
+            report.tally(folder).unchanged -= count
         # A name ragdown cannot carry, with why: recorded under a printable one.
-        for name, why in walked.unusable.items():
-            report.skipped[name] = why
+        for name, why in walked_unusable.items():
+            self._skip(report, name, why)
             if skipped.get(name, (0, 0, ""))[2] != why:
                 log.warning("skipping %s: %s", name, why)
                 self.store.mark_skipped(name, 0, 0, why)
                 skipped[name] = (0, 0, why)
 
         gone: list[str] = []
-        if report.unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk
-            on_disk = {f.path for f in walked.files}.union(walked.unusable)
+        if unchanged < len(indexed) or skipped:  # else every indexed path matched a file on disk
+            on_disk = {f.path for f in walked_files}.union(walked_unusable)
             gone = [p for p, _, _ in indexed if p not in on_disk] + [p for p in skipped if p not in on_disk]
         if gone:
             with self._committing(sync, gone) as kept:
                 gone = [p for p in gone if p in kept]
-                report.removed = self.store.remove_files(gone)
+                self.store.remove_files(gone)
+            was_indexed = {p for p, _, _ in indexed}
+            for folder, count in self._per_folder([p for p in gone if p in was_indexed]).items():
+                report.tally(folder).removed += count
 
-        known = self.store.file_states() if changed else {}
+        if not changed:
+            known: dict[str, FileState] = {}
+        elif scope is None:
+            known = self.store.file_states()
+        else:
+            known = self.store.file_states_of(sorted(scope))
         candidates: list[FileStat] = []
         for stat in changed:
             state = known.get(stat.path)
             skip = skipped.get(stat.path)
             if state is None and skip is not None and skip[0] == stat.size and skip[1] == stat.mtime_ns:
-                report.skipped[stat.path] = skip[2]
+                self._skip(report, stat.path, skip[2])
                 continue
             candidates.append(stat)
 
-        self.progress = SyncProgress(files_total=len(candidates))
+        self.progress = SyncProgress(files_total=len(candidates), covers=scope)
+        for folder, count in self._per_folder(c.path for c in candidates).items():
+            self.progress.by_folder[folder] = [0, count, 0]
         self._notify()
         if sum(max(1, c.size // BYTES_PER_CHUNK) for c in candidates) > SHORT_SYNC_CHUNKS:
             self._set_long(True)
@@ -453,7 +644,7 @@ class Indexer:
         if report.added or report.updated or report.removed:
             log.info(
                 "synced %s: %d added, %d updated, %d removed, %d unchanged, %d skipped; %d chunks in %.1f s",
-                self.root,
+                self.root if scope is None else f"{self.root} ({', '.join(sorted(scope))})",
                 report.added,
                 report.updated,
                 report.removed,
@@ -478,9 +669,9 @@ class Indexer:
                 with self._committing(sync, [stat.path]) as kept:
                     if kept:
                         log.warning("skipping %s: %s", stat.path, reason)
-                        report.skipped[stat.path] = reason
+                        self._skip(report, stat.path, reason)
                         self.store.mark_skipped(stat.path, stat.size, stat.mtime_ns, reason)
-                self._advance(sync, 0)
+                self._advance(sync, stat.path, 0)
                 continue
             digest = hashlib.sha256(data).hexdigest()
             state = known.get(stat.path)
@@ -488,8 +679,8 @@ class Indexer:
                 with self._committing(sync, [stat.path]) as kept:
                     if kept:
                         self.store.touch_file(stat.path, stat.size, stat.mtime_ns)
-                report.unchanged += 1
-                self._advance(sync, 0)
+                report.tally(self._folder(stat.path)).unchanged += 1
+                self._advance(sync, stat.path, 0)
                 continue
             batch.append(_Work(stat, data, digest, state is not None))
             batch_chunks += max(1, len(data) // BYTES_PER_CHUNK)
@@ -517,7 +708,7 @@ class Indexer:
     def _flush(self, sync: _Pass, batch: list[_Work]) -> None:
         docs = []
         for work in batch:
-            self._at(sync, f"parsing {work.stat.path}")
+            self._at(sync, f"parsing {work.stat.path}", work.stat.path)
             doc = parse_document(
                 work.stat.path, work.data, folder=folder_of(work.stat.path, folders=self.folders)
             )
@@ -549,25 +740,28 @@ class Indexer:
             if len(kept) < len(batch):
                 pending = [p for p in pending if p.path in kept]
                 batch = [w for w in batch if w.stat.path in kept]
-            written = self.store.write_files(pending) if pending else 0
+            if pending:
+                self.store.write_files(pending)
         for doc in docs:
-            self._advance(sync, len(doc.chunks))
-        self._written(sync, batch, written)
+            self._advance(sync, doc.path, len(doc.chunks))
+        self._written(sync, batch, {doc.path: len(doc.chunks) for doc in docs})
 
-    def _written(self, sync: _Pass, batch: list[_Work], written: int) -> None:
-        """A batch's bookkeeping once the store holds it: the report and the history's lists."""
+    def _written(self, sync: _Pass, batch: list[_Work], chunks: dict[str, int]) -> None:
+        """A batch's bookkeeping once the store holds it: the report (each file's `chunks`, by path) and
+        the history's lists."""
         report = sync.report
-        report.chunks += written
         for w in batch:
             if self.observer is not None:
                 if w.existed:
                     sync.changed.append((w.stat.path, w.data))
                 else:
                     sync.added.append((w.stat.path, w.digest))
+            tally = report.tally(self._folder(w.stat.path))
+            tally.chunks += chunks[w.stat.path]
             if w.existed:
-                report.updated += 1
+                tally.updated += 1
             else:
-                report.added += 1
+                tally.added += 1
 
     def _embed(self, docs: list[Document]) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
         """Each document's chunk vectors, and the further windows of its chunks longer than the model reads."""
@@ -602,23 +796,29 @@ class Indexer:
 
     def _step(self, name: str) -> None:
         self.progress.step = name
-        self.progress.at = None
+        self.progress.at = self.progress.at_folder = None
         self._notify()
         self._set_long(True)  # a step (PostgreSQL's vector graph) takes minutes
 
-    def _at(self, sync: _Pass, what: str) -> None:
-        """What a sync of the tree works on now, for its progress (a sync of named paths has none). Read by
-        whoever asks (`/api/status`, `ragdown_stats`); listeners still hear once per file done."""
+    def _at(self, sync: _Pass, what: str, path: str | None = None) -> None:
+        """What a sync of the tree works on now (`path`: the file it names, if any), for its progress (a sync
+        of named paths has none). Read by whoever asks (`/api/status`, `ragdown_stats`); listeners still
+        hear once per file done."""
         if not sync.own:
             self.progress.at = what
+            self.progress.at_folder = None if path is None else self._folder(path)
 
-    def _advance(self, sync: _Pass, chunks: int) -> None:
+    def _advance(self, sync: _Pass, path: str, chunks: int) -> None:
         """One more file done: read unchanged, skipped, or written."""
         if sync.own:
             return
         self.progress.files_done += 1
         self.progress.chunks += chunks
-        self.progress.at = None
+        self.progress.at = self.progress.at_folder = None
+        mine = self.progress.by_folder.get(self._folder(path))
+        if mine is not None:
+            mine[0] += 1
+            mine[2] += chunks
         self._notify()
 
     def _notify(self) -> None:

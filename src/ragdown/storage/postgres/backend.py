@@ -35,6 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ragdown.core.errors import unavailable
 from ragdown.storage.backend import (
     DocumentLock,
+    Folders,
     GoneHandler,
     IndexStore,
     LostHandler,
@@ -254,10 +255,12 @@ class PostgresBackend:
 
         return PgPrimaryWatch(self, on_gone)
 
-    def forward_sync(self, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
+    def forward_sync(
+        self, full: bool, paths: list[str] | None = None, folders: Folders = None
+    ) -> dict[str, Any]:
         from ragdown.storage.postgres.primary import forward_sync
 
-        return forward_sync(self, full, paths)
+        return forward_sync(self, full, paths, folders)
 
     def hook_memory(self) -> SessionMemory:
         return PgHookMemory(self)

@@ -11,14 +11,16 @@ The same roles as `storage/sqlite/primary.py` (the engine cannot tell them apart
   one of them takes over within about a second of the primary's session ending. PostgreSQL grants the lock
   to exactly one.
 - Forwarded syncs (`forward_sync`) go through the database, not the network between replicas: a reader sends
-  `NOTIFY {"t": "sync", "id", "full"}` (and `paths`: a write's own, synced alone), the primary answers `ack`
-  at once and `done` (the report, or the error) when the sync is over. No `ack` within `ACK_WAIT_S` means no primary is there: the engine takes over
-  or waits for the process that does, as with SQLite. Replicas need only reach the database.
+  `NOTIFY {"t": "sync", "id", "full", "folders"}` (and `paths`: a write's own, synced alone), the primary
+  answers `ack` at once and `done` (the report, or the error) when the sync is over. No `ack` within
+  `ACK_WAIT_S` means no primary is there: the engine takes over or waits for the process that does, as with
+  SQLite. Replicas need only reach the database.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
@@ -29,9 +31,9 @@ from typing import Any, Protocol
 
 import psycopg
 
-from ragdown.storage.backend import GoneHandler, LostHandler, RequestHandler, SyncHandler
+from ragdown.storage.backend import Folders, GoneHandler, LostHandler, RequestHandler, SyncHandler
 from ragdown.storage.records import StoreError
-from ragdown.storage.sqlite.primary import paths_received, paths_to_send
+from ragdown.storage.sqlite.primary import folders_json, folders_of, paths_received, paths_to_send
 
 
 @dataclass
@@ -65,7 +67,7 @@ PING_S = 1.0  # the primary's check that its session still holds it
 ACK_WAIT_S = 3.0
 FORWARD_TIMEOUT_S = 600.0
 _PATHS_LIMIT = (
-    7500  # bytes of a forwarded sync's paths, in a NOTIFY of at most 8,000 (`pgbackend.NOTIFY_LIMIT`)
+    7500  # bytes of a forwarded sync's paths and folders, in a NOTIFY of at most 8,000 (`NOTIFY_LIMIT`)
 )
 # The lock's session: the server drops it ~10 s after its client's machine stops answering.
 _KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3}
@@ -186,7 +188,9 @@ class PgPrimaryLock:
         def run() -> None:
             answer: dict[str, Any] = {"t": "done", "id": request_id}
             try:
-                answer["report"] = on_sync(bool(message.get("full")), paths_received(message.get("paths")))
+                answer["report"] = on_sync(
+                    bool(message.get("full")), paths_received(message.get("paths")), folders_of(message)
+                )
             except Exception as err:
                 answer["error"] = str(err) or type(err).__name__
             try:
@@ -259,16 +263,20 @@ class PgPrimaryWatch:
                 self.backend.primary_gone.clear()
 
 
-def forward_sync(backend: RoleHost, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
-    """A reader's sync (of `paths` alone, when given), made by the primary through the database; its report."""
+def forward_sync(
+    backend: RoleHost, full: bool, paths: list[str] | None = None, folders: Folders = None
+) -> dict[str, Any]:
+    """A reader's sync (of `paths` alone, when given; the tree of `folders` only, when given), made by the
+    primary through the database; its report, counted in those folders."""
     if not backend.wait_listening(ACK_WAIT_S):
         raise ConnectionError("not listening to the index's database, so no primary can answer")
     request_id = new_request_id()
     waiter = backend.expect(request_id)
     try:
         try:
-            message: dict[str, Any] = {"t": "sync", "id": request_id, "full": full}
-            sent = paths_to_send(paths, _PATHS_LIMIT)
+            names = folders_json(folders)
+            message: dict[str, Any] = {"t": "sync", "id": request_id, "full": full, "folders": names}
+            sent = paths_to_send(paths, _PATHS_LIMIT - len(json.dumps(names)))
             if sent is not None:
                 message["paths"] = sent
             backend.notify(message)

@@ -3,8 +3,9 @@
 Holding the socket is the lock; an `flock` on `primary.lock` guards the take-over so two processes can
 never both remove a stale socket and bind a new one. The kernel drops the flock when a primary dies, so
 a crashed primary's stale socket is taken over by the next process that tries. Readers forward sync
-requests to the primary as one line of JSON, `{"op": "sync", "full": false}` (with `"paths"`, the
-docs-relative paths a reader's write changed, synced alone), and read one line back.
+requests to the primary as one line of JSON, `{"op": "sync", "full": false, "folders": null}` (`folders`:
+the names a sync covers, null for every folder; with `"paths"`, the docs-relative paths a reader's write
+changed, synced alone), and read one line back.
 
 A reader also keeps one connection open with `{"op": "watch"}` (`PrimaryWatcher`): the primary answers
 `{"ok": true}` at once and then nothing, holding the connection until it releases the lock or dies, when the
@@ -42,7 +43,8 @@ _WATCH_FIRST_PAUSE_S = 0.002
 _WATCH_PAUSE_S = 0.05
 _WATCH_CONNECT_TIMEOUT_S = 2.0
 
-SyncHandler = Callable[[bool, list[str] | None], dict[str, Any]]
+Folders = frozenset[str] | None  # the folders a sync covers; None: every one (`backend.Folders`)
+SyncHandler = Callable[[bool, list[str] | None, Folders], dict[str, Any]]
 # Every other op (the CLI's `search` and `index`, `tools/cli_answers.py`): the request in, the reply out.
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -135,7 +137,8 @@ class PrimaryLock:
                 elif request.get("op") == "sync":
                     conn.settimeout(_FORWARD_TIMEOUT_S)
                     paths = paths_received(request.get("paths"))
-                    reply = {"ok": True, "report": on_sync(bool(request.get("full")), paths)}
+                    report = on_sync(bool(request.get("full")), paths, folders_of(request))
+                    reply = {"ok": True, "report": report}
                 elif self._on_request is not None:
                     conn.settimeout(_FORWARD_TIMEOUT_S)
                     reply = self._on_request(request)
@@ -206,6 +209,19 @@ def paths_received(raw: object) -> list[str] | None:
     return None
 
 
+def folders_of(message: dict[str, Any]) -> Folders:
+    """The folders a forwarded sync names (`folders`: a list of names, or null for every folder)."""
+    names = message.get("folders")
+    if not isinstance(names, list):
+        return None
+    return frozenset(str(n) for n in names)
+
+
+def folders_json(folders: Folders) -> list[str] | None:
+    """`folders` as a forwarded sync sends them (`folders_of` reads them back)."""
+    return sorted(folders) if folders is not None else None
+
+
 def _answers(path: Path) -> bool:
     try:
         request(path, {"op": "ping"}, timeout=2.0)
@@ -227,10 +243,13 @@ def request(path: Path, payload: dict[str, Any], *, timeout: float = _FORWARD_TI
     return answer
 
 
-def forward_sync(data_dir: Path, full: bool, paths: list[str] | None = None) -> dict[str, Any]:
-    """A reader's sync: ask the primary to sync (`paths` alone, when given) and return its report."""
-    payload: dict[str, Any] = {"op": "sync", "full": full}
-    sent = paths_to_send(paths, _REQUEST_LIMIT - 100)
+def forward_sync(
+    data_dir: Path, full: bool, paths: list[str] | None = None, folders: Folders = None
+) -> dict[str, Any]:
+    """A reader's sync: ask the primary to sync (`paths` alone, when given; the tree of `folders` only, when
+    given) and return its report, counted in those folders."""
+    payload: dict[str, Any] = {"op": "sync", "full": full, "folders": folders_json(folders)}
+    sent = paths_to_send(paths, _REQUEST_LIMIT - 100 - len(json.dumps(payload["folders"])))
     if sent is not None:
         payload["paths"] = sent
     answer = request(socket_path(data_dir), payload)
