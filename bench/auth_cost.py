@@ -61,7 +61,10 @@ def wait_ready(port: int) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
-            status = httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=2).json()
+            # With the token: without it, a guarded server's /api/status says only liveness.
+            status = httpx.get(
+                f"http://127.0.0.1:{port}/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=2
+            ).json()
             if status.get("last_sync") and not status.get("syncing"):
                 return
         except (httpx.TransportError, ValueError):

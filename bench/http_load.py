@@ -70,7 +70,10 @@ def start_server(docs: Path, data: Path, port: int, embedder: str) -> subprocess
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         try:
-            status = httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=2).json()
+            # With the token: without it, /api/status says only liveness.
+            status = httpx.get(
+                f"http://127.0.0.1:{port}/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=2
+            ).json()
             if status.get("last_sync") and not status.get("syncing"):
                 return proc
         except httpx.TransportError:

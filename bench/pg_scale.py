@@ -290,7 +290,10 @@ def wait_status(port: int, ready: Any, proc: subprocess.Popen[bytes], timeout: f
         if proc.poll() is not None:
             raise SystemExit(f"ragdown serve on port {port} exited")
         try:
-            body = httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=5).json()
+            # With the token: without it, /api/status says only liveness.
+            body = httpx.get(
+                f"http://127.0.0.1:{port}/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=5
+            ).json()
             if ready(body):
                 return
         except (httpx.TransportError, ValueError):

@@ -190,9 +190,11 @@ class ServeProcess:
     url: str
     proc: subprocess.Popen[bytes]
     log: Path
+    token: str | None = None  # its RAGDOWN_TOKEN: /api/status tells a caller without it only liveness
 
     def status(self) -> dict[str, object]:
-        body: dict[str, object] = httpx.get(f"{self.url}/api/status", timeout=10).json()
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        body: dict[str, object] = httpx.get(f"{self.url}/api/status", headers=headers, timeout=10).json()
         return body
 
     def wait_synced(self, timeout: float = 90) -> dict[str, object]:
@@ -246,7 +248,7 @@ def _serve_on(home: Path, env: dict[str, str], port: int, timeout: float) -> Ser
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    server = ServeProcess(f"http://127.0.0.1:{port}", proc, log)
+    server = ServeProcess(f"http://127.0.0.1:{port}", proc, log, env.get("RAGDOWN_TOKEN"))
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:

@@ -21,6 +21,7 @@ from ragdown import __version__
 from ragdown.access.keys import KeyStore
 from tests.conftest import REPO, free_port, isolated_env, write
 
+TOKEN = "wheel-test-token-0123456789"
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
 
 
@@ -81,7 +82,7 @@ def test_the_wheel_installs_and_serves_on_its_own(tmp_path: Path) -> None:
         **env,
         "RAGDOWN_DOCS_DIR": str(docs),
         "RAGDOWN_DATA_DIR": str(tmp_path / "data"),
-        "RAGDOWN_TOKEN": "wheel-test-token-0123456789",
+        "RAGDOWN_TOKEN": TOKEN,
         "RAGDOWN_HOST": "127.0.0.1",
         "PORT": str(port),
     }
@@ -113,7 +114,8 @@ def _wait_for(url: str, server: subprocess.Popen[bytes], log: Path) -> dict[str,
         if server.poll() is not None:
             pytest.fail(f"the installed ragdown serve exited: {log.read_text()[-3000:]}")
         try:
-            body: dict[str, object] = httpx.get(f"{url}/api/status", timeout=2).json()
+            headers = {"Authorization": f"Bearer {TOKEN}"}  # without it, /api/status says only liveness
+            body: dict[str, object] = httpx.get(f"{url}/api/status", headers=headers, timeout=2).json()
             if body.get("ready") and body.get("last_sync"):
                 return body
         except (httpx.TransportError, ValueError):

@@ -100,15 +100,15 @@ class Server:
             return dict(self.process.wait_synced(timeout))
         assert self.app is not None
         deadline = time.monotonic() + timeout
-        with self.client(token=None) as client:
-            while True:
-                body: dict[str, Any] = client.get("/api/status").json()
-                if body.get("ready") and body.get("last_sync") and not body.get("syncing"):
-                    return body
-                engine = self.app.runtime.engine
-                assert engine.error is None, f"the engine could not start: {engine.error}"
-                assert time.monotonic() < deadline, f"the app never finished its first sync: {body}"
-                time.sleep(0.02)
+        engine = self.app.runtime.engine
+        # The engine itself, not /api/status: polled without the token, that says only whether it is ready.
+        while not (engine.wait_ready(0) and engine.last_sync and not engine.syncing):
+            assert engine.error is None, f"the engine could not start: {engine.error}"
+            assert time.monotonic() < deadline, "the app never finished its first sync"
+            time.sleep(0.02)
+        with self.client() as client:
+            body: dict[str, Any] = client.get("/api/status").json()
+            return body
 
     def close_clients(self) -> None:
         for client in self.clients:

@@ -425,3 +425,108 @@ async def test_the_root_endpoint_lists_and_searches_only_the_keys_folders(world:
             assert texts[0] == texts[1]
             with pytest.raises(Exception, match=r"not found|Resource"):
                 await client.read_resource(f"ragdown://{HIDDEN}/doc.md")
+
+
+# -- what a key learns of the server: its folders, never the others' counts nor the server's paths ------
+
+
+def _documents(world: World, folder: str) -> int:
+    """The Markdown documents of `folder` on disk now (what a sync of it walks)."""
+    return sum(1 for p in (world.docs / folder).rglob("*.md") if not any(s.startswith(".") for s in p.parts))
+
+
+def _no_server_path(world: World, text: str) -> None:
+    for where in (str(world.docs), str(world.server.data)):
+        assert where not in text, (where, text)
+
+
+async def _tool_text(world: World, path: str, kind: str, tool: str, args: dict[str, Any]) -> str:
+    async with mcp_client(world.server, path, world.keys.kinds()[kind]) as client:
+        result = await client.call_tool(tool, args)
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        assert not result.is_error, text
+        return text
+
+
+@pytest.mark.anyio
+async def test_a_folder_keys_reindex_syncs_counts_and_re_embeds_only_its_folders(world: World) -> None:
+    """Issue 8: a key's `ragdown_reindex` (and hallouminate's `index`) walks its folders only, says nothing
+    of the others, and `full` re-embeds only them."""
+    n = next(_n)
+    for folder in (SEEN, HIDDEN):  # what other tests left on disk, indexed first
+        await _tool_text(world, f"/mcp/{folder}", "admin", "ragdown_reindex", {})
+    _on_disk(world, f"{SEEN}/outside-{n}.md", "# Made outside\n\nkiwi made outside.\n")
+    _on_disk(world, f"{HIDDEN}/outside-{n}.md", "# Made outside\n\nkiwi made outside.\n")
+    report = json.loads(await _tool_text(world, f"/mcp/{SEEN}", "write_a", "ragdown_reindex", {}))
+    assert report["added"] == 1, report
+    assert report["added"] + report["updated"] + report["unchanged"] == _documents(world, SEEN), report
+    full = json.loads(await _tool_text(world, f"/mcp/{SEEN}", "write_a", "ragdown_reindex", {"full": True}))
+    assert (full["added"], full["unchanged"], full["removed"]) == (_documents(world, SEEN), 0, 0), full
+    # The other folder was neither synced (its new document is still unknown) nor dropped (still searched).
+    hits = world.client("admin").get("/api/search", params={"folder": HIDDEN, "q": "kiwi"}).json()["hits"]
+    assert {h["path"] for h in hits} >= {f"{HIDDEN}/doc.md"}
+    assert f"{HIDDEN}/outside-{n}.md" not in {h["path"] for h in hits}
+    hallouminate = f"/mcp/{SEEN}?toolset=hallouminate"
+    indexed = json.loads(await _tool_text(world, hallouminate, "write_a", "index", {}))
+    assert indexed["corpus"] == SEEN
+    assert indexed["added"] + indexed["updated"] + indexed["unchanged"] == _documents(world, SEEN), indexed
+    # At the root endpoint, with no folder named: the key's folders only, too.
+    root = json.loads(await _tool_text(world, "/mcp", "write_a", "ragdown_reindex", {}))
+    assert root["added"] + root["updated"] + root["unchanged"] == _documents(world, SEEN), root
+    # The admin's reindex of the other folder finds what the key's left alone.
+    other = json.loads(await _tool_text(world, f"/mcp/{HIDDEN}", "admin", "ragdown_reindex", {}))
+    assert other["added"] == 1, other
+
+
+PROMPT = "Quince marmalade: simmer the quinces for two hours."  # the words of the document below
+
+
+@pytest.mark.anyio
+async def test_stats_hook_and_hallouminate_show_a_key_folder_named_paths(world: World) -> None:
+    """Issue 8: `ragdown_stats`, the hook block's `source=` and hallouminate's paths name the folder to a key,
+    never the server's absolute paths; the admin (and the stdio user) see those."""
+    _on_disk(world, f"{SEEN}/quince-{next(_n)}.md", f"# Quince\n\n{PROMPT}\n")
+    await _tool_text(world, f"/mcp/{SEEN}", "admin", "ragdown_reindex", {})  # and what other tests left
+    for kind in ("write_a", "read_a"):
+        stats = await _tool_text(world, f"/mcp/{SEEN}", kind, "ragdown_stats", {"include_files": True})
+        _no_server_path(world, stats)
+        body = json.loads(stats)
+        assert (body["docs_dir"], body["data_dir"], body["files"]) == (SEEN, None, _documents(world, SEEN))
+        assert body["last_sync"] is None or set(body["last_sync"]) >= {"added", "unchanged", "at"}
+        root_stats = json.loads(await _tool_text(world, "/mcp", kind, "ragdown_stats", {}))
+        assert root_stats["docs_dir"] == "."
+        context = await _tool_text(world, f"/mcp/{SEEN}", kind, "ragdown_context", {"prompt": PROMPT})
+        assert context.startswith(f'<ragdown-context source="{SEEN}">'), context
+        _no_server_path(world, context)
+        hallouminate = f"/mcp/{SEEN}?toolset=hallouminate"
+        corpora = json.loads(await _tool_text(world, hallouminate, kind, "list_corpora", {}))
+        assert corpora[0]["paths"] == [SEEN]
+        files = json.loads(await _tool_text(world, hallouminate, kind, "list_files", {}))
+        assert files
+        assert all(f["absolute_path"] == f"{SEEN}/{f['path']}" for f in files), files
+        for tool, args in (("list_tree", {}), ("ground", {"query": "kiwi words"})):
+            _no_server_path(world, await _tool_text(world, hallouminate, kind, tool, args))
+    admin = json.loads(await _tool_text(world, f"/mcp/{SEEN}", "admin", "ragdown_stats", {}))
+    assert admin["docs_dir"] == str(world.docs / SEEN)
+    assert admin["data_dir"]
+    context = await _tool_text(world, f"/mcp/{SEEN}", "admin", "ragdown_context", {"prompt": PROMPT})
+    assert context.startswith(f'<ragdown-context source="{world.docs / SEEN}">'), context
+
+
+def test_status_and_write_answers_count_only_the_keys_folders(world: World) -> None:
+    """Issue 8: `/api/status` counts a key's folders only and shows no server path; the web API's sync
+    report after a key's write counts (and syncs) the folder written only."""
+    n = next(_n)
+    _on_disk(world, f"{HIDDEN}/unsynced-{n}.md", "# Unsynced\n")
+    client = world.client("write_a")
+    written = client.post("/api/doc", json={"path": f"{SEEN}/web-{n}.md", "text": "# Web\n"})
+    assert written.status_code == 201, written.text
+    sync = written.json()["sync"]
+    assert sync["added"] + sync["updated"] + sync["unchanged"] == _documents(world, SEEN), sync
+    status = client.get("/api/status")
+    _no_server_path(world, status.text)
+    body = status.json()
+    assert body["access"]["folders"] == [SEEN]
+    assert body["files"] == _documents(world, SEEN)
+    admin = world.client("admin").get("/api/status").json()
+    assert admin["files"] > body["files"]

@@ -81,9 +81,19 @@ def test_status_is_open_and_mcp_is_guarded(docs: Path, start_app: StartServer) -
     raw = server.anonymous.get("/api/status")
     assert raw.status_code == 200
     assert TOKEN not in raw.text
-    status = raw.json()
+    # Without the token: liveness only, nothing of the index, its folders, settings or paths.
+    anyone = raw.json()
+    assert anyone == {
+        "name": "ragdown",
+        "version": anyone["version"],
+        "ready": True,
+        "auth_required": True,
+        "access": None,
+    }
+    assert anyone["version"]
+    assert str(docs) not in raw.text
+    status = server.api.get("/api/status").json()
     assert (status["files"], status["chunks"], status["ready"], status["auth_required"]) == (1, 2, True, True)
-    assert status["version"]
     assert status["index"] == "sqlite"
     assert status["settings"]["hook"] == {
         "top_k": 4,

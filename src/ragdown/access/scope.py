@@ -58,6 +58,14 @@ class Scope:
     def is_subfolder(self) -> bool:
         return bool(self.sub)
 
+    @property
+    def index_folders(self) -> frozenset[str] | None:
+        """The folders this scope covers, as the index groups documents (what its syncs walk and its reports
+        count): its folder (a subfolder's too), the root endpoint's folders, or None, the whole docs dir."""
+        if self.folders is not None:
+            return frozenset(self.folders)
+        return frozenset({self.folder}) if self.folder else None
+
     def settings(self) -> FolderSettings:
         return folder_settings(self.folder_dir, self.folder or self.root.name)
 

@@ -194,3 +194,22 @@ def folder_name(raw: object) -> str:
 def is_folder_name(name: str) -> bool:
     """A directory at the top of the docs dir that is a folder: not hidden, and a name ragdown can carry."""
     return not is_hidden(name) and is_usable(name)
+
+
+def without_server_paths(text: str, docs_dir: str, data_dir: str, home: str = "") -> str:
+    """`text` (an error's words, a setting) as a key holder may read it: the server's docs dir becomes the
+    folder-named path under it (`/srv/docs/work/a.md` → `work/a.md`, the docs dir itself `.`), the data dir
+    `<data dir>`, the home directory `~`. A key learns what its folders hold, never where the server keeps
+    them."""
+    for where, shown_as in ((data_dir, "<data dir>"), (docs_dir, "."), (home, "~")):
+        where = where.rstrip("/")
+        if not where:
+            continue
+        below = "" if shown_as == "." else shown_as + "/"
+        pattern = re.compile(re.escape(where) + r"(?:(/)|(?=[\s'\"`:;,)\]]|$))")
+
+        def shown_for(m: re.Match[str], below: str = below, whole: str = shown_as) -> str:
+            return below if m.group(1) else whole
+
+        text = pattern.sub(shown_for, text)
+    return text

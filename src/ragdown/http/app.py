@@ -333,10 +333,16 @@ class RagdownApp:
         except UnicodeDecodeError:
             return refused(not_found(f"no such folder: {printable(unquote(folder or ''))}"), coded=coded)
         except (NotReady, StoreError) as err:
-            return refused(unavailable(f"the index is not available: {err}"), coded=coded)
+            return refused(
+                unavailable(self._told(request, f"the index is not available: {err}")), coded=coded
+            )
         except Exception as err:
             log.exception("%s %s failed", method, printable(path))
-            return refused(internal(f"internal error: {err}"), coded=coded)
+            return refused(internal(self._told(request, f"internal error: {err}")), coded=coded)
+
+    def _told(self, request: Request, text: str) -> str:
+        """An error's words for this caller: the admin's as they are, anyone else's without server paths."""
+        return text if access_of(request.scope).is_admin else self.api.hide_paths(text)
 
     # -- /mcp --------------------------------------------------------------------------------------
 

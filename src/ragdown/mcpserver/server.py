@@ -20,6 +20,7 @@ and answers a subscribe with an error that says so.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -103,6 +104,7 @@ async def call_tool(
         failure = Failure(
             f"{name} failed unexpectedly: {err}. Try again; if it persists, check the server log.", "internal"
         )
+    failure = dataclasses.replace(failure, message=ctx.redact(failure.message))  # a key: no server path
     if spec.failure is None:
         return text_result(failure.message, error=True)
     try:
@@ -186,7 +188,7 @@ def build_server(
         )
         for t in visible.values()
     ]
-    ctx = ToolContext(runtime=runtime, scope=scope)
+    ctx = ToolContext(runtime=runtime, scope=scope, access=access)
     fixed = {r.uri: r for r in offered.resources}
     templates = [(t, template_pattern(t.uri_template)) for t in offered.templates]
     prompts: dict[str, PromptSpec] = {}

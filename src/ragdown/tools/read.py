@@ -531,35 +531,37 @@ class StatsArgs(Args):
 
 
 def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
+    """The scope's numbers, and of the syncs only what they did in its folders. Where things are (the scope
+    root, the data dir) as absolute paths for the local user and the admin; for a key, the folder-named path
+    of the scope (`work`, `work/notes`) and no data dir."""
     engine = ctx.engine
     store = ctx.store()
     scope = ctx.scope
     flt = scope.file_filter(hide_superseded=False)
     files, chunks = store.counts(flt)
-    last = engine.last_sync
     out: dict[str, Any] = {
-        "docs_dir": str(scope.dir),
-        "data_dir": str(engine.data_dir),
+        "docs_dir": ctx.location(scope.dir),
+        "data_dir": str(engine.data_dir) if ctx.shows_server_paths else None,
         "role": engine.role,
         "embedder": engine.embedder.name if engine.embedder else "none",
         "read_only": ctx.runtime.settings.read_only,
         "files": files,
         "chunks": chunks,
         "syncing": engine.syncing,
-        "last_sync": {**last.as_dict(), "at": round(last.at * 1000)} if last else None,
-        "scope": str(scope.dir) if scope.is_subfolder else None,
+        "last_sync": engine.last_sync_of(ctx.folders),
+        "scope": ctx.location(scope.dir) if scope.is_subfolder else None,
     }
-    progress = engine.progress
+    progress = engine.progress_of(ctx.folders)
     if progress is not None:  # how far the running sync is, as /api/status says it
         out["progress"] = progress.as_dict()
     skipped = store.skipped_files(flt)
     out["skipped"] = len(skipped)
     if engine.embedder_error:
-        out["embedder_error"] = engine.embedder_error
+        out["embedder_error"] = ctx.redact(engine.embedder_error)
     if engine.embedder_notice:
-        out["embedder_notice"] = engine.embedder_notice
+        out["embedder_notice"] = ctx.redact(engine.embedder_notice)
     if engine.sync_error:
-        out["sync_error"] = engine.sync_error
+        out["sync_error"] = ctx.redact(engine.sync_error)
     if include_files:
         out["file_list"] = [{"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(flt)]
         out["skipped_files"] = [{"path": scope.view(p), "reason": r} for p, r in skipped]

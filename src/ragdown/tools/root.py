@@ -2,13 +2,14 @@
 plus `ragdown_folders` and `ragdown_create_folder`.
 
 A folder is still its own: links resolve inside it, a move stays inside it, and its `hook` settings apply
-to a `ragdown_context` call that names it. Recall, list, context and stats cover every folder with MCP on
-when no folder is named, and each result then names its folder: `[work] backups.md:7-9`. A human-only
-folder is not there: naming it answers as a missing folder would.
+to a `ragdown_context` call that names it. Recall, list, context, stats and reindex cover every folder with
+MCP on (that the caller sees) when no folder is named, and each result then names its folder:
+`[work] backups.md:7-9`. A human-only folder is not there: naming it answers as a missing folder would.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,8 +28,9 @@ from ragdown.vault.folders import (
     write_settings_file,
 )
 
-OPTIONAL_FOLDER = frozenset({"ragdown_recall", "ragdown_list", "ragdown_context", "ragdown_stats"})
-NO_FOLDER = frozenset({"ragdown_reindex"})
+OPTIONAL_FOLDER = frozenset(
+    {"ragdown_recall", "ragdown_list", "ragdown_context", "ragdown_stats", "ragdown_reindex"}
+)
 CREATED_BY = "ragdown_create_folder"
 
 
@@ -50,8 +52,6 @@ def folder_scope(ctx: ToolContext, name: str) -> Scope:
 
 def with_folder(spec: ToolSpec[Any, ToolContext]) -> ToolSpec[Any, ToolContext]:
     """The same tool at the root endpoint: a `folder` argument picks the folder it works in."""
-    if spec.name in NO_FOLDER:
-        return spec
     required = spec.name not in OPTIONAL_FOLDER
     description = "The folder to work in." if required else "One folder; every folder when left out."
     field: tuple[Any, Any] = (
@@ -64,11 +64,10 @@ def with_folder(spec: ToolSpec[Any, ToolContext]) -> ToolSpec[Any, ToolContext]:
     async def handler(ctx: ToolContext, a: Any) -> str | Structured:
         folder = getattr(a, "folder", None)
         if folder:
-            ctx = ToolContext(runtime=ctx.runtime, scope=folder_scope(ctx, folder))
+            ctx = dataclasses.replace(ctx, scope=folder_scope(ctx, folder))
         else:
-            ctx = ToolContext(
-                runtime=ctx.runtime, scope=Scope.over(ctx.scope.root, tuple(mcp_folders(ctx.scope)))
-            )
+            scope = Scope.over(ctx.scope.root, tuple(mcp_folders(ctx.scope)))
+            ctx = dataclasses.replace(ctx, scope=scope)
         return await spec.handler(ctx, a)
 
     return ToolSpec(

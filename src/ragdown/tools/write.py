@@ -93,7 +93,7 @@ def synced(write: Callable[[ToolContext, W], str | Answer]) -> Callable[[ToolCon
         await ctx.ready()
         with door.recording() as changed:
             answer = await ctx.run(write, ctx, a)
-        indexed = await ctx.engine.sync_after_write_async(changed)
+        indexed = await ctx.sync_after_write_async(changed)
         usage = await ctx.run(quota_suffix, ctx) + notes_suffix(indexed.notes())
         if isinstance(answer, str):
             return answer + usage
@@ -464,12 +464,15 @@ class ReindexArgs(Args):
 
 async def reindex(ctx: ToolContext, a: ReindexArgs) -> str:
     await ctx.ready()
-    return compact(await ctx.engine.sync_async(a.full))
+    return compact(await ctx.run(ctx.sync, a.full))
 
 
 REINDEX = ToolSpec(
     name="ragdown_reindex",
-    description="Sync the index with the files now; full: true re-embeds everything. Returns the sync report.",
+    description=(
+        "Sync the index with this endpoint's files now; full: true re-embeds them all. Returns the sync "
+        "report (of these files only)."
+    ),
     args=ReindexArgs,
     annotations=Annotations(read_only=False, destructive=False),
     handler=reindex,

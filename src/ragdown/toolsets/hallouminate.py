@@ -7,6 +7,9 @@ write door for `add_markdown` and `delete_markdown` (so writes are atomic, check
 and answered with the advisory lints), the folder's `index.md` upkeep (on for this set unless the folder
 sets `"index_md": false`, as hallouminate keeps its wiki indexes), footnotes as `ragdown_read_doc` reads
 them. Errors are JSON-RPC errors, as hallouminate's: bad input `-32602`, internal faults `-32603`.
+An `absolute_path` (and `list_corpora`'s `paths`) is the file's path on the server for the local user and the
+admin; a key is told the folder-named path instead (`work/guides/a.md`), and `index` syncs and counts the
+endpoint's folder only.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def _files(ctx: ToolContext) -> list[str]:
 
 
 def _entry(ctx: ToolContext, rel: str) -> dict[str, str]:
-    return {"path": rel, "absolute_path": str(ctx.scope.dir / rel)}
+    return {"path": rel, "absolute_path": ctx.location(ctx.scope.dir / rel)}
 
 
 def _json(value: Any) -> str:
@@ -103,7 +106,7 @@ def list_corpora(ctx: ToolContext, _: NoArgs) -> str:
     corpus = {
         "name": _corpus_name(ctx),
         "title": settings.title,
-        "paths": [str(ctx.scope.dir)],
+        "paths": [ctx.location(ctx.scope.dir)],
         "kind": "folder",
     }
     return _json([corpus])
@@ -124,7 +127,7 @@ def list_tree(ctx: ToolContext, a: CorpusArgs) -> str:
     def node(path: str) -> dict[str, Any]:
         return {
             "path": path,
-            "absolute_path": str(ctx.scope.dir / path) if path else str(ctx.scope.dir),
+            "absolute_path": ctx.location(ctx.scope.dir / path if path else ctx.scope.dir),
             "files": [],
             "subdirs": [],
         }
@@ -190,7 +193,7 @@ def ground(ctx: ToolContext, a: GroundArgs) -> Structured:
         docs.append(
             {
                 "path": shown,
-                "absolute_path": str(ctx.docs_root / path),
+                "absolute_path": ctx.location(ctx.docs_root / path),
                 "title": file_hits[0].chunk.file.title,
                 "score": round(max(h.score for h in file_hits), 5),
                 "chunks": chunks,
@@ -237,12 +240,12 @@ def add_markdown(ctx: ToolContext, a: AddArgs) -> str:
 
     with door.recording() as changed:
         written = door.save(target, a.path, change, journal=journal)
-    indexed = ctx.engine.sync_after_write(changed)
+    indexed = ctx.sync_after_write(changed)
     warnings = lint_warnings(ctx, target, written.data)
     return _json(
         {
             "path": a.path,
-            "absolute_path": str(target),
+            "absolute_path": ctx.location(target),
             "created": written.created,
             "bytes": len(written.data),
             "warnings": warnings,
@@ -273,7 +276,7 @@ def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
     journal = _journal(ctx, "hallouminate:delete_markdown")
     with door.recording() as changed:
         door.delete(target, a.path, journal=journal)
-    indexed = ctx.engine.sync_after_write(changed)
+    indexed = ctx.sync_after_write(changed)
     return _json(
         {"path": a.path, "deleted": True, "trash": True, "notes": [*journal.notes, *indexed.notes()]}
     )
@@ -284,7 +287,7 @@ def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
 
 def index(ctx: ToolContext, a: CorpusArgs) -> str:
     _check_corpus(ctx, a.corpus, required=False)
-    return _json({"corpus": _corpus_name(ctx), **ctx.engine.sync()})
+    return _json({"corpus": _corpus_name(ctx), **ctx.sync()})
 
 
 class FootnoteArgs(Args):

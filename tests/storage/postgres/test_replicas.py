@@ -29,7 +29,8 @@ def _wait(server: ServeProcess, ready: Any, what: str, timeout: float = 60) -> d
         if server.proc.poll() is not None:
             raise AssertionError(f"ragdown serve exited: {server.log.read_text()[-3000:]}")
         try:
-            body: dict[str, Any] = httpx.get(f"{server.url}/api/status", timeout=10).json()
+            with _client(server) as status_client:  # without the token, /api/status says only liveness
+                body: dict[str, Any] = status_client.get("/api/status").json()
             if ready(body):
                 return body
         except (httpx.TransportError, ValueError):

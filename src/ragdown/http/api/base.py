@@ -18,7 +18,7 @@ from ragdown.access.keys import KeyStore
 from ragdown.access.scope import Scope
 from ragdown.core import config
 from ragdown.core.errors import bad_request, forbidden, not_found, too_large
-from ragdown.core.paths import split_safe
+from ragdown.core.paths import split_safe, without_server_paths
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
 from ragdown.history.journal import Journal
@@ -85,10 +85,22 @@ class Api:
         if self.read_only:
             raise forbidden(f"{what} is not allowed: the server is read-only (RAGDOWN_READ_ONLY)")
 
-    async def synced(self, changed: Sequence[Path] = ()) -> dict[str, Any]:
+    async def synced(
+        self, changed: Sequence[Path] = (), request: Request | None = None, folder: str | None = None
+    ) -> dict[str, Any]:
         """The sync after a write of `changed` (`door.recording`; none: of the whole tree): its report, or
-        `{pending: why}` when the index has not caught up in time."""
-        return (await self.engine.sync_after_write_async(changed)).as_dict()
+        `{pending: why}` when the index has not caught up in time; of the writer's `folder` only when given
+        (its tree synced and counted: a key hears of its own folder), and said to a key without the
+        server's paths."""
+        folders = frozenset({folder}) if folder else None
+        done = await self.engine.sync_after_write_async(changed, folders)
+        if done.pending and request is not None and not access_of(request.scope).is_admin:
+            return {"pending": self.hide_paths(done.pending)}
+        return done.as_dict()
+
+    def hide_paths(self, text: str) -> str:
+        """An error's words without the server's absolute paths (`paths.without_server_paths`), for a key."""
+        return without_server_paths(text, str(self.root), str(self.engine.data_dir), str(Path.home()))
 
     def folders(self, request: Request) -> list[str]:
         """The folders on disk that this request's caller sees (a key's own, or every one)."""

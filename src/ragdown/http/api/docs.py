@@ -153,7 +153,7 @@ async def post_doc(api: Api, request: Request) -> Response:
         raise bad_request("send a JSON object: {path, text, overwrite?} or {path, text, base_hash}")
     with door.recording() as changed:
         path, written = await asyncio.to_thread(_save_doc, api, request, body)
-    sync = await api.synced(changed)
+    sync = await api.synced(changed, request, path.split("/", 1)[0])
     ctx = api.ctx(Scope(root=api.root, folder=path.split("/", 1)[0]))
     warnings = await asyncio.to_thread(lint_warnings, ctx, written.path, written.data)
     folder = path.split("/", 1)[0]
@@ -178,7 +178,7 @@ async def delete_doc(api: Api, request: Request) -> Response:
         await asyncio.to_thread(
             functools.partial(door.delete, journal=api.journal(scope.folder)), target, path
         )
-    sync = await api.synced(changed)
+    sync = await api.synced(changed, request, scope.folder)
     return ok({"path": path, "sync": sync, **api.quota_fields(scope.folder)})
 
 
@@ -237,7 +237,7 @@ async def move(api: Api, request: Request) -> Response:
     notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
     with door.recording() as changed:
         src, dst, updated = await asyncio.to_thread(move_path, api.ctx(scope), args, WEB, None, notes)
-    sync = await api.synced(changed)
+    sync = await api.synced(changed, request, scope.folder)
     prefix = scope.folder + "/"
     return ok(
         {

@@ -82,7 +82,7 @@ async def restore_version(api: Api, request: Request) -> Response:
     ctx, rel = _history_scope(api, request, body["path"])
     with door.recording() as changed:
         restored = await asyncio.to_thread(restore, ctx, rel, number, base_hash, WEB)
-    sync = await api.synced(changed)
+    sync = await api.synced(changed, request, ctx.scope.folder)
     return ok(
         {
             "path": body["path"],

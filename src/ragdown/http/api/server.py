@@ -4,6 +4,7 @@ query log."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -33,49 +34,80 @@ def access_json(access: Access | None) -> dict[str, Any] | None:
 
 
 async def status(api: Api, request: Request) -> Response:
+    """Open. To a caller without a credential the server knows (a server with a token), liveness only: who
+    it is, `ready`, whether a token is needed. To a key, the index counted in its folders, and errors and
+    settings without the server's paths. To the admin (and anyone on a server without a token), all of it."""
     engine = api.engine
     ready = engine.wait_ready(0)
-    files = chunks = 0
-    if ready and engine.store is not None:
-        try:
-            files, chunks = engine.store.counts(FileFilter(hide_superseded=False))
-        except Exception:
-            files = chunks = 0
+    found = request.scope.get(SCOPE_KEY)
+    access = found if isinstance(found, Access) else None
     body: dict[str, Any] = {
         "name": "ragdown",
         "version": __version__,
         "ready": ready and engine.error is None,
         "auth_required": api.auth_required,
-        "access": access_json(request.scope.get(SCOPE_KEY)),
-        "read_only": api.read_only,
-        "history": engine.history is not None,
-        "role": engine.role,
-        "index": engine.backend.name,
-        "embedder": engine.embedder.name if engine.embedder else None,
-        "files": files,
-        "chunks": chunks,
-        "syncing": engine.syncing,
-        "last_sync": engine.last_sync.as_dict() if engine.last_sync else None,
-        "settings": api.settings_json(),
+        "access": access_json(access),
     }
-    caller = request.scope.get(SCOPE_KEY)
-    if isinstance(caller, Access) and caller.is_admin:  # a key cannot change the docs dir: not said to one
+    if access is None:
+        return ok(body)
+    admin = access.is_admin
+    folders = None if admin else access.folders  # None: every folder (the admin, an all-folders key)
+    shown: Callable[[str], str] = (lambda text: text) if admin else api.hide_paths
+    files = chunks = 0
+    if ready and engine.store is not None:
+        try:
+            flt = FileFilter(
+                hide_superseded=False, folders=tuple(sorted(folders)) if folders is not None else None
+            )
+            files, chunks = engine.store.counts(flt)
+        except Exception:
+            files = chunks = 0
+    last = engine.last_sync_of(folders)
+    if last is not None:
+        last.pop("at")
+    body.update(
+        {
+            "read_only": api.read_only,
+            "history": engine.history is not None,
+            "role": engine.role,
+            "index": engine.backend.name,
+            "embedder": engine.embedder.name if engine.embedder else None,
+            "files": files,
+            "chunks": chunks,
+            "syncing": engine.syncing,
+            "last_sync": last,
+            "settings": api.settings_json() if admin else _hidden(api.settings_json(), shown),
+        }
+    )
+    if admin:  # a key cannot change the docs dir: not said to one
         vault = vault_notice(api.root)
         if vault is not None:
             body["docs_notice"] = vault
     if engine.embedder_error:
-        body["embedder_error"] = engine.embedder_error
+        body["embedder_error"] = shown(engine.embedder_error)
     if engine.embedder_notice:
-        body["embedder_notice"] = engine.embedder_notice
-        body["embedder_notice_reason"] = engine.embedder_notice_reason
-    progress = engine.progress
+        body["embedder_notice"] = shown(engine.embedder_notice)
+        reason = engine.embedder_notice_reason
+        body["embedder_notice_reason"] = shown(reason) if reason is not None else None
+    progress = engine.progress_of(folders)
     if progress is not None:
         body["progress"] = progress.as_dict()
     if engine.sync_error:
-        body["sync_error"] = engine.sync_error
+        body["sync_error"] = shown(engine.sync_error)
     if engine.error:
-        body["error"] = engine.error
+        body["error"] = shown(engine.error)
     return ok(body)
+
+
+def _hidden(value: Any, shown: Callable[[str], str]) -> Any:
+    """Every string in `value` as `shown` gives it (a setting such as `onnx:<dir>` without the server's paths)."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {k: _hidden(v, shown) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hidden(v, shown) for v in value]
+    return value
 
 
 async def patch_settings(api: Api, request: Request) -> Response:

@@ -100,7 +100,7 @@ class Endpoint:
             raw[name] = params[param]
         raw.update(self.fixed)
         args = parse(self.args, raw)
-        ctx = ToolContext(runtime=api.runtime, scope=Scope(root=api.root, folder=folder))
+        ctx = ToolContext(runtime=api.runtime, scope=Scope(root=api.root, folder=folder), access=access)
         if self.index:
             await ctx.ready()
         return await self.run(Call(ctx, access), args)

@@ -4,6 +4,7 @@ synced, with its lints."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -188,7 +189,7 @@ async def _answer_write(call: Call, work: Callable[[], Wrote], status: int | Non
     ctx = call.ctx
     with door.recording() as changed:
         wrote = await ctx.run(work)
-    indexed = await ctx.engine.sync_after_write_async(changed)
+    indexed = await ctx.sync_after_write_async(changed)
     warnings = await ctx.run(lint_warnings, ctx, wrote.path, wrote.written.data)
     usage = await ctx.run(quota.report, ctx.scope.folder_dir)
     body = WriteAnswer(
@@ -302,7 +303,7 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
 
     with door.recording() as changed:
         name = await ctx.run(work)
-    indexed = await ctx.engine.sync_after_write_async(changed)
+    indexed = await ctx.sync_after_write_async(changed)
     return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None, notes=indexed.notes()))
 
 
@@ -312,7 +313,7 @@ async def move_file(call: Call, a: MoveArgs) -> Reply:
     notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
     with door.recording() as changed:
         src, dst, updated = await ctx.run(move_path, ctx, a, WHO, None, notes)
-    indexed = await ctx.engine.sync_after_write_async(changed)
+    indexed = await ctx.sync_after_write_async(changed)
     return Reply(
         MoveAnswer.model_validate(
             {"from": src, "to": dst, "updated": updated, "notes": [*notes, *indexed.notes()]}
@@ -325,7 +326,7 @@ async def restore_file(call: Call, a: RestoreArgs) -> Reply:
     ctx = call.ctx
     with door.recording() as changed:
         done = await ctx.run(restore, ctx, a.path, a.version, a.base_hash, WHO, call.access.who)
-    indexed = await ctx.engine.sync_after_write_async(changed)
+    indexed = await ctx.sync_after_write_async(changed)
     name = ctx.scope.view(done.docs_path)
     body = RestoreAnswer(
         name=name,
@@ -354,7 +355,7 @@ async def search_folders(call: Call, a: SearchFoldersArgs) -> Reply:
         if name not in seen:
             raise not_found(f"no such folder: {shown(name)}")
     scope = Scope.over(ctx.docs_root, tuple(asked or seen))
-    over = ToolContext(runtime=ctx.runtime, scope=scope)
+    over = dataclasses.replace(ctx, scope=scope)
     hits = await recall_hits(over, a)
     limit = recall_limit(over, a)
     found = [FolderHit.model_validate({**hit_json(h, limit), "folder": h.chunk.folder}) for h in hits]

@@ -258,7 +258,7 @@ def writer(fn: Callable[[ToolContext, Any], Answer]) -> Handler:
         await ctx.ready()
         with door.recording() as changed:
             answer = await ctx.run(fn, ctx, a)
-        indexed = await ctx.engine.sync_after_write_async(changed)
+        indexed = await ctx.sync_after_write_async(changed)
         result = await ctx.run(answer)
         if isinstance(result, str):
             return "\n".join([result, *(f"note: {note}" for note in indexed.notes())])
