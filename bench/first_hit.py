@@ -32,7 +32,7 @@ from ragdown.engine.engine import Engine
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.sync import indexer as sync
-from ragdown.sync.indexer import SyncProgress
+from ragdown.sync.report import SyncProgress
 
 QUERY = "how do I link to a heading in another note"
 POLL_S = 0.05

@@ -132,7 +132,8 @@ def child(path: Path) -> None:
     from ragdown.embedders.hash import HashEmbedder
     from ragdown.storage.records import IndexMeta
     from ragdown.storage.sqlite.store import Store
-    from ragdown.sync.indexer import Indexer, SyncProgress
+    from ragdown.sync.indexer import Indexer
+    from ragdown.sync.report import SyncProgress
 
     data = path.read_bytes()
     started = time.process_time()

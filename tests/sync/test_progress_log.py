@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine.engine import Engine
-from ragdown.sync.indexer import SyncProgress
 from ragdown.sync.progress_log import ProgressLog
+from ragdown.sync.report import SyncProgress
 from tests.conftest import pile
 
 OpenEngine = Callable[..., Engine]

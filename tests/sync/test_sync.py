@@ -18,7 +18,8 @@ from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import IndexMeta
 from ragdown.storage.sqlite.store import Store
-from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer, SyncProgress, SyncReport, SyncRequest
+from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer
+from ragdown.sync.report import SyncProgress, SyncReport, SyncRequest
 from ragdown.writes import door
 from tests.conftest import BOTH_BACKENDS, write
 from tests.mcpserver.conftest import Endpoint

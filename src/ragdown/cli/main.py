@@ -171,7 +171,7 @@ def _index(settings: Settings, args: argparse.Namespace) -> int:
 def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ragdown.sync.indexer import SyncProgress
+    from ragdown.sync.report import SyncProgress
 
     assert engine.indexer is not None
     with Progress(

@@ -32,7 +32,8 @@ from ragdown.storage.backend import Folders, IndexStore, PrimaryWatch
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.location import open_backend
 from ragdown.storage.records import IndexMeta, StoreError
-from ragdown.sync.indexer import Indexer, ProgressFn, SyncProgress, SyncReport
+from ragdown.sync.indexer import Indexer
+from ragdown.sync.report import ProgressFn, SyncProgress, SyncReport
 from ragdown.writes.door import document_lock, share_document_lock
 
 if TYPE_CHECKING:  # imported where used: watchfiles only by a primary that watches

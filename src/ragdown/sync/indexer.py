@@ -25,26 +25,24 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ragdown.core import heap
-from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_hidden, is_usable
-from ragdown.documents import Document, parse_document
-from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
+from ragdown.core.paths import is_hidden, is_usable
+from ragdown.documents import parse_document
+from ragdown.embedders.base import Embedder
 from ragdown.storage.backend import Folders, IndexStore
 from ragdown.storage.records import FileState, PendingFile
+from ragdown.sync.inputs import embed_chunks, read_file
+from ragdown.sync.report import ProgressFn, SyncError, SyncProgress, SyncReport, SyncRequest
 from ragdown.vault.ignore import IgnoreRules
 from ragdown.vault.walk import FileStat, folder_of, markdown_at, walk_markdown
 
 log = logging.getLogger(__name__)
 
-# Files larger than this are skipped with a logged reason (the write door refuses them too).
-MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 # Chunks embedded and committed together: large enough for efficient batches, small enough that searches
 # see the first index grow and memory stays bounded.
 BATCH_CHUNKS = 256
@@ -58,185 +56,8 @@ BYTES_PER_CHUNK = 1200  # how a batch's chunks are estimated before the files ar
 # CPU (docs/benchmarks.md, section 19: 12.6-21.7 chunks/s).
 SHORT_SYNC_CHUNKS = 16
 
-ProgressFn = Callable[["SyncProgress"], None]
 # What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
 SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[str]], None]
-
-
-@dataclass(frozen=True)
-class SyncRequest:
-    """What one sync of the tree does: the folders it walks (None: every one) and those it re-embeds from
-    scratch (`full`: None every folder, empty none). Requests joining one follow-up merge into their union."""
-
-    folders: Folders = None
-    full: Folders = frozenset()
-
-    @staticmethod
-    def of(full: bool, folders: Folders = None) -> SyncRequest:
-        return SyncRequest(folders, folders if full else frozenset())
-
-    def merge(self, other: SyncRequest) -> SyncRequest:
-        def union(a: Folders, b: Folders) -> Folders:
-            return None if a is None or b is None else a | b
-
-        return SyncRequest(union(self.folders, other.folders), union(self.full, other.full))
-
-
-@dataclass
-class SyncProgress:
-    """Where a running sync stands: files read of those that needed reading, chunks embedded, what it is
-    doing now (`at`: `parsing notes/big.md`, `embedding 256 sections`), and the step it is at once the
-    files are written, where that takes a while (PostgreSQL's HNSW graph); the same per folder (`of`), for
-    a caller who may hear of its own folders only."""
-
-    files_done: int = 0
-    files_total: int = 0
-    chunks: int = 0
-    step: str | None = None
-    at: str | None = None
-    at_folder: str | None = None  # the folder of the file `at` names (None: it names none)
-    covers: Folders = None  # the folders the sync walks
-    by_folder: dict[str, list[int]] = field(default_factory=dict)  # folder -> [done, total, chunks]
-
-    def of(self, folders: Folders) -> SyncProgress | None:
-        """This progress counted in `folders` only (None: all of it); None when the sync covers none of them.
-        `at` only when it names no file, or one of theirs."""
-        if folders is None:
-            return self
-        if self.covers is not None and not self.covers & folders:
-            return None
-        done = total = chunks = 0
-        for folder in folders:
-            d, t, c = self.by_folder.get(folder, (0, 0, 0))
-            done, total, chunks = done + d, total + t, chunks + c
-        return SyncProgress(
-            files_done=done,
-            files_total=total,
-            chunks=chunks,
-            step=self.step,
-            at=self.at if self.at_folder is None or self.at_folder in folders else None,
-            covers=self.covers & folders if self.covers is not None else folders,
-        )
-
-    def as_dict(self) -> dict[str, int | str]:
-        """`{files_done, files_total, chunks}`, and `at` and `step` when there are (`/api/status`,
-        `ragdown_stats`)."""
-        out: dict[str, int | str] = {
-            "files_done": self.files_done,
-            "files_total": self.files_total,
-            "chunks": self.chunks,
-        }
-        if self.at:
-            out["at"] = self.at
-        if self.step:
-            out["step"] = self.step
-        return out
-
-    def describe(self) -> str:
-        """`indexing 120 of 1,730 files: parsing notes/big.md`, or the step once the files are in (as the web
-        UI's badge says)."""
-        if self.step:
-            return self.step
-        at = f": {self.at}" if self.at else ""
-        return f"indexing {self.files_done:,} of {self.files_total:,} files{at}"
-
-
-@dataclass
-class Tally:
-    """One folder's part of a sync report."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    chunks: int = 0
-    skipped: set[str] = field(default_factory=set)  # the paths left out
-
-    def then(self, tree: Tally) -> Tally:
-        """This folder's count of a write's own paths with the sync of the tree after it (`SyncReport.then`)."""
-        return Tally(
-            added=self.added + tree.added,
-            updated=self.updated + tree.updated,
-            removed=self.removed + tree.removed,
-            unchanged=max(0, tree.unchanged - self.added - self.updated),
-            chunks=self.chunks + tree.chunks,
-            skipped=self.skipped | tree.skipped,
-        )
-
-
-@dataclass
-class SyncReport:
-    """What a sync did, per folder (`folders`; one folder, '', in `stdio`): the counts are their sums, or
-    (`as_dict(folders)`) the sums over some folders, what one caller may hear of."""
-
-    ms: int = 0
-    at: float = 0.0
-    skipped: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
-    covers: Folders = None  # the folders the sync of the tree walked (None: every one)
-    folders: dict[str, Tally] = field(default_factory=dict)
-
-    def tally(self, folder: str) -> Tally:
-        found = self.folders.get(folder)
-        if found is None:
-            found = self.folders[folder] = Tally()
-        return found
-
-    def _sum(self, name: str, folders: Collection[str] | None = None) -> int:
-        return sum(getattr(t, name) for f, t in self.folders.items() if folders is None or f in folders)
-
-    @property
-    def added(self) -> int:
-        return self._sum("added")
-
-    @property
-    def updated(self) -> int:
-        return self._sum("updated")
-
-    @property
-    def removed(self) -> int:
-        return self._sum("removed")
-
-    @property
-    def unchanged(self) -> int:
-        return self._sum("unchanged")
-
-    @property
-    def chunks(self) -> int:
-        return self._sum("chunks")
-
-    def then(self, tree: SyncReport) -> SyncReport:
-        """This report of a write's own paths (`sync_paths`) with that of the sync of the tree after it,
-        which found those paths unchanged: one report of both, each file counted once (folder by folder)."""
-        return SyncReport(
-            ms=self.ms + tree.ms,
-            at=tree.at,
-            skipped={**tree.skipped, **self.skipped},
-            covers=tree.covers,
-            folders={
-                name: self.folders.get(name, Tally()).then(tree.folders.get(name, Tally()))
-                for name in sorted(self.folders.keys() | tree.folders.keys())
-            },
-        )
-
-    def as_dict(self, folders: Folders = None) -> dict[str, int]:
-        """The report of the spec, `{added, updated, removed, unchanged, chunks, ms}`, and `skipped`: the
-        files (and directories) left out with a logged reason: too large, binary, unreadable, a name that
-        is not UTF-8. Counted in `folders` only when given (what one caller may hear of)."""
-        return {
-            "added": self._sum("added", folders),
-            "updated": self._sum("updated", folders),
-            "removed": self._sum("removed", folders),
-            "unchanged": self._sum("unchanged", folders),
-            "chunks": self._sum("chunks", folders),
-            "ms": self.ms,
-            "skipped": sum(
-                len(t.skipped) for f, t in self.folders.items() if folders is None or f in folders
-            ),
-        }
-
-
-class SyncError(RuntimeError):
-    """A sync stopped before it finished (the embedder failed); what was committed stays."""
 
 
 @dataclass
@@ -261,22 +82,6 @@ class _Pass:
 def _is_under(path: str, target: str) -> bool:
     """`path` is `target`, or inside the directory `target` (docs-relative paths)."""
     return path == target or path.startswith(f"{target}/")
-
-
-def _read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
-    """The file's bytes, or a reason to skip it."""
-    if expected_size > MAX_FILE_BYTES:
-        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({expected_size} bytes)"
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as err:
-        return None, f"unreadable: {err.strerror or err}"
-    if len(data) > MAX_FILE_BYTES:
-        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
-    if b"\x00" in data[:8192]:
-        return None, "binary content (NUL bytes), not Markdown text"
-    return data, None
 
 
 class Indexer:
@@ -663,7 +468,7 @@ class Indexer:
         for stat in candidates:
             if self._stopping.is_set():
                 raise SyncError("the index is closing: the sync stopped (what it indexed is kept)")
-            data, reason = _read_file(self.root / stat.path, stat.size)
+            data, reason = read_file(self.root / stat.path, stat.size)
             if data is None:
                 assert reason is not None
                 with self._committing(sync, [stat.path]) as kept:
@@ -718,7 +523,7 @@ class Indexer:
         chunks = sum(len(d.chunks) for d in docs)
         if self.embedder is not None and chunks:
             self._at(sync, f"embedding {chunks:,} sections")
-        vectors, windows = self._embed(docs)
+        vectors, windows = embed_chunks(self.embedder, docs)
         pending = [
             PendingFile(
                 path=w.stat.path,
@@ -762,37 +567,6 @@ class Indexer:
                 tally.updated += 1
             else:
                 tally.added += 1
-
-    def _embed(self, docs: list[Document]) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
-        """Each document's chunk vectors, and the further windows of its chunks longer than the model reads."""
-        vectors: list[np.ndarray | None] = [None] * len(docs)
-        windows: list[dict[int, Vectors] | None] = [None] * len(docs)
-        chunks = [c for d in docs for c in d.chunks]
-        if self.embedder is None or not chunks:
-            return vectors, windows
-        try:
-            if isinstance(self.embedder, WindowedEmbedder):
-                per_chunk = self.embedder.embed_document_windows(
-                    [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
-                )
-                flat = np.stack([w[0] for w in per_chunk])
-            else:
-                per_chunk = []
-                flat = self.embedder.embed_documents([c.embed_text for c in chunks])
-        except EmbedderError:
-            raise
-        except Exception as err:
-            raise SyncError(f"the embedder failed: {err}") from err
-        offset = 0
-        for i, doc in enumerate(docs):
-            n = len(doc.chunks)
-            vectors[i] = flat[offset : offset + n]
-            more = {
-                j: per_chunk[offset + j][1:] for j in range(n) if per_chunk and len(per_chunk[offset + j]) > 1
-            }
-            windows[i] = more or None
-            offset += n
-        return vectors, windows
 
     def _step(self, name: str) -> None:
         self.progress.step = name

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ragdown.sync.indexer import SyncProgress
+from ragdown.sync.report import SyncProgress
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,66 @@
+"""What a sync reads and embeds: a file's bytes (or why it is skipped) and a batch of documents' vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ragdown.core.paths import MAX_DOCUMENT_BYTES
+from ragdown.documents import Document
+from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
+from ragdown.sync.report import SyncError
+
+# Files larger than this are skipped with a logged reason (the write door refuses them too).
+MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
+
+
+def read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or a reason to skip it."""
+    if expected_size > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({expected_size} bytes)"
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as err:
+        return None, f"unreadable: {err.strerror or err}"
+    if len(data) > MAX_FILE_BYTES:
+        return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    if b"\x00" in data[:8192]:
+        return None, "binary content (NUL bytes), not Markdown text"
+    return data, None
+
+
+def embed_chunks(
+    embedder: Embedder | None, docs: list[Document]
+) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
+    """Each document's chunk vectors, and the further windows of its chunks longer than the model reads
+    (nothing without an embedder)."""
+    vectors: list[np.ndarray | None] = [None] * len(docs)
+    windows: list[dict[int, Vectors] | None] = [None] * len(docs)
+    chunks = [c for d in docs for c in d.chunks]
+    if embedder is None or not chunks:
+        return vectors, windows
+    try:
+        if isinstance(embedder, WindowedEmbedder):
+            per_chunk = embedder.embed_document_windows(
+                [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
+            )
+            flat = np.stack([w[0] for w in per_chunk])
+        else:
+            per_chunk = []
+            flat = embedder.embed_documents([c.embed_text for c in chunks])
+    except EmbedderError:
+        raise
+    except Exception as err:
+        raise SyncError(f"the embedder failed: {err}") from err
+    offset = 0
+    for i, doc in enumerate(docs):
+        n = len(doc.chunks)
+        vectors[i] = flat[offset : offset + n]
+        more = {
+            j: per_chunk[offset + j][1:] for j in range(n) if per_chunk and len(per_chunk[offset + j]) > 1
+        }
+        windows[i] = more or None
+        offset += n
+    return vectors, windows
