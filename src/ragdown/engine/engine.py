@@ -15,9 +15,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +22,14 @@ from ragdown.core.config import OFFLINE_EMBEDDER, Mode, Settings
 from ragdown.documents import CHUNKER_VERSION, blocks
 from ragdown.embedders import load_configured, load_or_offline
 from ragdown.embedders.base import Embedder
+from ragdown.engine.status import (
+    ChangeListener,
+    NotReady,
+    WriteSync,
+    docs_relative,
+    tell_listeners,
+    wait_for_write_sync,
+)
 from ragdown.history import HistoryStore
 from ragdown.history.journal import observe_sync
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
@@ -51,57 +56,7 @@ HANDOVER_WAIT_S = 10.0
 RETIRED_GRACE_S = 60.0
 
 
-@dataclass(frozen=True)
-class DocumentChanges:
-    """What one sync changed on disk, as docs-relative paths (for `Engine.add_change_listener`)."""
-
-    added: tuple[str, ...]
-    updated: tuple[str, ...]
-    removed: tuple[str, ...]
-
-
-ChangeListener = Callable[[DocumentChanges], None]
-
-
-class NotReady(RuntimeError):
-    """The engine could not start (no usable index); the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class EngineStatus:
-    role: str
-    ready: bool
-    syncing: bool | None
-    embedder: str
-    embedder_error: str | None
-    error: str | None
-
-
 CliAnswer = Callable[["Engine", Mapping[str, Any]], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class WriteSync:
-    """How the sync after a write went: its report, or (`pending`) why the write answers before the index has
-    the change."""
-
-    report: dict[str, Any] | None = None
-    pending: str | None = None
-
-    def notes(self) -> list[str]:
-        return [self.pending] if self.pending else []
-
-    def as_dict(self) -> dict[str, Any]:
-        """The sync report of a web answer, `{pending: why}` when there is none yet."""
-        return self.report if self.report is not None else {"pending": self.pending}
-
-
-def _log_late_failure(future: Future[dict[str, Any]], closed: threading.Event) -> None:
-    """A write's sync that failed after the write stopped waiting for it: logged, as nobody else sees it
-    (one stopped by the engine closing is not a failure: the next start syncs the change)."""
-    err = future.exception()
-    if err is not None and not closed.is_set():
-        log.warning("a write's sync failed: %s", err)
 
 
 class Engine:
@@ -417,17 +372,7 @@ class Engine:
             if self.history is not None:
                 observe_sync(self.history, changed, added, removed, root=self.root, lock=document_lock)
         finally:
-            if self._change_listeners:
-                changes = DocumentChanges(
-                    added=tuple(p for p, _ in added),
-                    updated=tuple(p for p, _ in changed),
-                    removed=tuple(removed),
-                )
-                for fn in list(self._change_listeners):
-                    try:
-                        fn(changes)
-                    except Exception:  # a broken listener must not fail the sync
-                        log.exception("change listener failed")
+            tell_listeners(self._change_listeners, changed, added, removed)
 
     # -- use ---------------------------------------------------------------------------------------
 
@@ -540,36 +485,22 @@ class Engine:
         sync still runs (a large document on a slow model, a first index, a vector graph being built), or
         it failed. The change is on disk either way, and is indexed by the sync still running or the next
         one."""
-        rels = self._docs_relative(changed)
+        rels = docs_relative(self.root, changed)
         wait = self.settings.write_wait if wait_s is None else wait_s
-        future: Future[dict[str, Any]] = Future()
 
-        def run() -> None:
-            try:
-                done = self.sync_written(rels, wait, folders) if rels else self.sync(folders=folders)
-                future.set_result(done)
-            except Exception as err:  # handed to the waiter, or logged when it has stopped waiting
-                future.set_exception(err)
+        def sync() -> dict[str, Any]:
+            return self.sync_written(rels, wait, folders) if rels else self.sync(folders=folders)
 
-        threading.Thread(target=run, name="ragdown-write-sync", daemon=True).start()
-        try:
-            if wait <= 0:  # answers at once, however quick the sync would have been
-                raise FutureTimeout
-            return WriteSync(report=future.result(timeout=wait))
-        except FutureTimeout:
-            future.add_done_callback(lambda done: _log_late_failure(done, self._closed))
-        except Exception as err:
-            log.warning("a write's sync failed: %s", err)
-            return WriteSync(
-                pending=f"the index could not sync ({err}): the change is on disk for the next sync"
+        def still_syncing() -> str:
+            progress = self.progress_of(folders)
+            where = f" ({progress.describe()})" if progress is not None else ""
+            who = "the index" if self.role == "primary" else "the primary"
+            return (
+                f"{who} is still syncing{where}: the change is on disk and searchable once that sync ends"
+                " (ragdown_stats shows how far it is)"
             )
-        progress = self.progress_of(folders)
-        where = f" ({progress.describe()})" if progress is not None else ""
-        who = "the index" if self.role == "primary" else "the primary"
-        return WriteSync(
-            pending=f"{who} is still syncing{where}: the change is on disk and searchable once that sync ends"
-            " (ragdown_stats shows how far it is)"
-        )
+
+        return wait_for_write_sync(sync, wait, self._closed, still_syncing)
 
     async def sync_after_write_async(
         self, changed: Sequence[Path] = (), folders: Folders = None
@@ -577,21 +508,6 @@ class Engine:
         import asyncio
 
         return await asyncio.to_thread(self.sync_after_write, changed, None, folders)
-
-    def _docs_relative(self, paths: Sequence[Path]) -> list[str]:
-        """The docs-relative POSIX form of each path under the docs dir (others are not this index's); none
-        when one is the docs dir itself (the whole tree is synced then)."""
-        out: list[str] = []
-        for path in paths:
-            try:
-                rel = path.relative_to(self.root).as_posix()
-            except ValueError:
-                continue
-            if rel == ".":
-                return []
-            if rel not in out:
-                out.append(rel)
-        return out
 
     @property
     def syncing(self) -> bool | None:

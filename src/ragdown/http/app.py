@@ -43,8 +43,8 @@ from ragdown.core.errors import (
     unavailable,
 )
 from ragdown.core.paths import is_usable, printable_name
-from ragdown.engine.engine import NotReady
 from ragdown.engine.runtime import Runtime
+from ragdown.engine.status import NotReady
 from ragdown.http import keyroutes, openapi
 from ragdown.http.api import base, docs, folders, history, server
 from ragdown.http.errors import MISDIRECTED, NO_ROUTE, NOT_ALLOWED, UNAUTHORIZED, error, refused, rpc_refused

@@ -30,7 +30,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ragdown.access.scope import Scope
 from ragdown.core.errors import Refusal
 from ragdown.core.paths import is_markdown, split_safe
-from ragdown.engine.engine import DocumentChanges, Engine, NotReady
+from ragdown.engine.engine import Engine
+from ragdown.engine.status import DocumentChanges, NotReady
 from ragdown.tools.catalog import AnyTool
 from ragdown.tools.root import mcp_folders
 from ragdown.toolsets.base import PromptArgument

@@ -44,8 +44,9 @@ from ragdown.core.errors import Refusal
 from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
 from ragdown.embedders import min_score_warning
-from ragdown.engine.engine import Engine, NotReady
+from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
+from ragdown.engine.status import NotReady
 from ragdown.mcpserver.resources import (
     DOCUMENT_TEMPLATE,
     MARKDOWN,

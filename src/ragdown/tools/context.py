@@ -12,8 +12,9 @@ from ragdown.access.caller import Access
 from ragdown.access.scope import Scope
 from ragdown.core.errors import unavailable
 from ragdown.core.paths import without_server_paths
-from ragdown.engine.engine import Engine, NotReady, WriteSync
+from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
+from ragdown.engine.status import NotReady, WriteSync
 from ragdown.history.journal import Journal
 from ragdown.storage.backend import Folders, IndexStore
 from ragdown.writes.wiki import new_journal
