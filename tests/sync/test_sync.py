@@ -152,16 +152,19 @@ def test_callers_sharing_a_follow_up_each_hear_of_their_own_folders(
     indexer = engine.indexer
     assert indexer is not None
     gate = threading.Event()
+    started = threading.Event()
     covered: list[frozenset[str] | None] = []
     original = indexer.run
 
     def slow_run(request: SyncRequest) -> SyncReport:
         covered.append(request.folders)
+        started.set()
         gate.wait(5)
         return original(request)
 
     indexer.run = slow_run  # type: ignore[method-assign]
     first = indexer.request_sync(folders=frozenset({"other"}))  # held at the gate while the others join
+    assert started.wait(10)  # running, so the next two join a follow-up of their own
     write(docs, "work/c.md", "# C\n\nmore work\n")
     write(docs, "home/d.md", "# D\n\nmore home\n")
     work = indexer.request_sync(folders=frozenset({"work"}))
