@@ -3,9 +3,10 @@ the index's identity (`IndexMeta`, whose mismatch rebuilds) and the store's own 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ragdown.documents.model import Document
 from ragdown.embedders.base import Vectors
@@ -164,3 +165,51 @@ class PendingFile:
     # (`embedders.base.WindowedEmbedder`); `vectors` holds each chunk's first window. A backend that keeps
     # one vector per chunk may ignore them.
     windows: Mapping[int, Vectors] | None = None
+
+
+# The columns a `FileRecord` is read from, in this order, in both stores (`f.` prefixed: `FILE_COLUMNS_F`),
+# and a chunk's own columns before them (`CHUNK_COLUMNS`), as `chunk_record` reads a joined row.
+FILE_COLUMNS = (
+    "id, path, folder, size, mtime_ns, hash, title, description, created_by, session, tags, aliases,"
+    " supersedes, chunk_count"
+)
+FILE_COLUMNS_F = ", ".join(f"f.{c.strip()}" for c in FILE_COLUMNS.split(","))
+CHUNK_COLUMNS = "c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id"
+
+
+def file_record(row: Sequence[Any]) -> FileRecord:
+    """A `FileRecord` from a row of `FILE_COLUMNS`."""
+    return FileRecord(
+        id=int(row[0]),
+        path=str(row[1]),
+        folder=str(row[2]),
+        size=int(row[3]),
+        mtime_ns=int(row[4]),
+        hash=str(row[5]),
+        title=str(row[6]),
+        description=row[7],
+        created_by=row[8] or None,
+        session=row[9] or None,
+        tags=tuple(str(row[10]).split()),
+        aliases=tuple(json.loads(row[11])),
+        supersedes=tuple(json.loads(row[12])),
+        chunk_count=int(row[13]),
+    )
+
+
+def chunk_record(row: Sequence[Any]) -> ChunkRecord:
+    """A `ChunkRecord` from a row of `CHUNK_COLUMNS` followed by `FILE_COLUMNS_F`."""
+    file = file_record(row[8:])
+    return ChunkRecord(
+        id=int(row[0]),
+        path=file.path,
+        folder=file.folder,
+        idx=int(row[1]),
+        start_line=int(row[2]),
+        end_line=int(row[3]),
+        heading=str(row[4]),
+        breadcrumb=str(row[5]),
+        text=str(row[6]),
+        file=file,
+        node_id=str(row[7]),
+    )

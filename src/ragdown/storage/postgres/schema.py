@@ -3,14 +3,12 @@ and writes them, and the SQL helpers of a write transaction."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from ragdown.storage.postgres import tsvectors as pgsearch
-from ragdown.storage.records import FileRecord, StoreError
+from ragdown.storage.records import StoreError
 
 PG_SCHEMA = 1
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
@@ -62,29 +60,6 @@ CREATE TABLE IF NOT EXISTS skipped(
 """
 
 KEEP_META = ("generation", "pg_schema", "lexical")
-FILE_COLS = (
-    "f.id, f.path, f.folder, f.size, f.mtime_ns, f.hash, f.title, f.description, f.created_by, f.session,"
-    " f.tags, f.aliases, f.supersedes, f.chunk_count"
-)
-
-
-def record(row: Sequence[Any]) -> FileRecord:
-    return FileRecord(
-        id=int(row[0]),
-        path=str(row[1]),
-        folder=str(row[2]),
-        size=int(row[3]),
-        mtime_ns=int(row[4]),
-        hash=str(row[5]),
-        title=str(row[6]),
-        description=row[7],
-        created_by=row[8] or None,
-        session=row[9] or None,
-        tags=tuple(str(row[10]).split()),
-        aliases=tuple(json.loads(row[11])),
-        supersedes=tuple(json.loads(row[12])),
-        chunk_count=int(row[13]),
-    )
 
 
 def text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, str, str]:

@@ -40,7 +40,6 @@ from ragdown.storage.postgres import hnsw as pghnsw
 from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.postgres.retrieval import PgRetrieval
 from ragdown.storage.postgres.schema import (
-    FILE_COLS,
     INDEX_TABLES,
     KEEP_META,
     PG_SCHEMA,
@@ -49,11 +48,12 @@ from ragdown.storage.postgres.schema import (
     add_stats,
     delete_chunks,
     has_vecs,
-    record,
     text_columns,
     vector_type,
 )
 from ragdown.storage.records import (
+    CHUNK_COLUMNS,
+    FILE_COLUMNS_F,
     META_KEYS,
     ChunkRecord,
     FileRecord,
@@ -61,6 +61,8 @@ from ragdown.storage.records import (
     IndexMeta,
     PendingFile,
     StoreError,
+    chunk_record,
+    file_record,
     rebuild_message,
     tags_column,
 )
@@ -500,25 +502,25 @@ class PgStore(PgRetrieval):
         return {str(f): (int(n), int(c)) for f, n, c in rows}
 
     def get_file(self, path: str) -> FileRecord | None:
-        rows = self._rows(f"SELECT {FILE_COLS} FROM files f WHERE f.path = %s", (path,))
-        return record(rows[0]) if rows else None
+        rows = self._rows(f"SELECT {FILE_COLUMNS_F} FROM files f WHERE f.path = %s", (path,))
+        return file_record(rows[0]) if rows else None
 
     def list_files(
         self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
     ) -> list[FileRecord]:
         where, params = self.file_filter_sql(flt)
         order = "f.mtime_ns DESC, f.path" if sort == "recent" else "f.path"
-        query = f"SELECT {FILE_COLS} FROM files f WHERE {where} ORDER BY {order}"
+        query = f"SELECT {FILE_COLUMNS_F} FROM files f WHERE {where} ORDER BY {order}"
         if limit is not None:
             query += f" LIMIT {int(limit)}"
-        return [record(r) for r in self._rows(query, params)]
+        return [file_record(r) for r in self._rows(query, params)]
 
     def count_files(self, flt: FileFilter) -> int:
         where, params = self.file_filter_sql(flt)
         return int(self._rows(f"SELECT count(*) FROM files f WHERE {where}", params)[0][0])
 
     def all_files(self) -> list[FileRecord]:
-        return [record(r) for r in self._rows(f"SELECT {FILE_COLS} FROM files f")]
+        return [file_record(r) for r in self._rows(f"SELECT {FILE_COLUMNS_F} FROM files f")]
 
     def superseded_by(self) -> dict[str, list[str]]:
         gen = self.generation()
@@ -560,26 +562,13 @@ class PgStore(PgRetrieval):
         if not ids:
             return {}
         rows = self._rows(
-            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {FILE_COLS}"
+            f"SELECT {CHUNK_COLUMNS}, {FILE_COLUMNS_F}"
             " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
             ([int(i) for i in ids],),
         )
         out: dict[int, ChunkRecord] = {}
         for row in rows:
-            file = record(row[8:])
-            out[int(row[0])] = ChunkRecord(
-                id=int(row[0]),
-                path=file.path,
-                folder=file.folder,
-                idx=int(row[1]),
-                start_line=int(row[2]),
-                end_line=int(row[3]),
-                heading=str(row[4]),
-                breadcrumb=str(row[5]),
-                text=str(row[6]),
-                file=file,
-                node_id=str(row[7]),
-            )
+            out[int(row[0])] = chunk_record(row)
         return out
 
     def tree_of(self, path: str) -> Node | None:

@@ -23,6 +23,9 @@ import numpy as np
 from ragdown.documents.tree import Node
 from ragdown.storage.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
 from ragdown.storage.records import (
+    CHUNK_COLUMNS,
+    FILE_COLUMNS,
+    FILE_COLUMNS_F,
     META_KEYS,
     ChunkRecord,
     FileRecord,
@@ -30,6 +33,8 @@ from ragdown.storage.records import (
     IndexMeta,
     PendingFile,
     StoreError,
+    chunk_record,
+    file_record,
     rebuild_message,
     tags_column,
 )
@@ -373,25 +378,27 @@ class Store:
         return {str(f): (int(n), int(c)) for f, n, c in rows}
 
     def get_file(self, path: str) -> FileRecord | None:
-        row = self._reader().execute(f"SELECT {_FILE_COLS} FROM files WHERE path = ?", (path,)).fetchone()
-        return _file_record(row) if row else None
+        row = self._reader().execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+        return file_record(row) if row else None
 
     def list_files(
         self, flt: FileFilter, *, sort: str = "path", limit: int | None = None
     ) -> list[FileRecord]:
         where, params = self.file_filter_sql(flt)
         order = "mtime_ns DESC, path" if sort == "recent" else "path"
-        sql = f"SELECT {_FILE_COLS} FROM files WHERE {where} ORDER BY {order}"
+        sql = f"SELECT {FILE_COLUMNS} FROM files WHERE {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_file_record(r) for r in self._reader().execute(sql, params).fetchall()]
+        return [file_record(r) for r in self._reader().execute(sql, params).fetchall()]
 
     def count_files(self, flt: FileFilter) -> int:
         where, params = self.file_filter_sql(flt)
         return int(self._reader().execute(f"SELECT count(*) FROM files WHERE {where}", params).fetchone()[0])
 
     def all_files(self) -> list[FileRecord]:
-        return [_file_record(r) for r in self._reader().execute(f"SELECT {_FILE_COLS} FROM files").fetchall()]
+        return [
+            file_record(r) for r in self._reader().execute(f"SELECT {FILE_COLUMNS} FROM files").fetchall()
+        ]
 
     def superseded_by(self) -> dict[str, list[str]]:
         """Superseded path → the documents that supersede it (only for documents that exist, each retired
@@ -468,25 +475,12 @@ class Store:
             return {}
         conn = self._reader()
         sql = (
-            f"SELECT c.id, c.idx, c.start_line, c.end_line, c.heading, c.breadcrumb, c.text, c.node_id, {_FILE_COLS_F}"
+            f"SELECT {CHUNK_COLUMNS}, {FILE_COLUMNS_F}"
             " FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))"
         )
         out: dict[int, ChunkRecord] = {}
         for row in conn.execute(sql, (json.dumps([int(i) for i in ids]),)):
-            file = _file_record(row[8:])
-            out[int(row[0])] = ChunkRecord(
-                id=int(row[0]),
-                path=file.path,
-                folder=file.folder,
-                idx=int(row[1]),
-                start_line=int(row[2]),
-                end_line=int(row[3]),
-                heading=str(row[4]),
-                breadcrumb=str(row[5]),
-                text=str(row[6]),
-                file=file,
-                node_id=str(row[7]),
-            )
+            out[int(row[0])] = chunk_record(row)
         return out
 
     def tree_of(self, path: str) -> Node | None:
@@ -549,30 +543,3 @@ class Store:
     def max_deleted_seq(self, conn: sqlite3.Connection) -> int:
         row = conn.execute("SELECT max(seq) FROM deleted_log").fetchone()
         return int(row[0] or 0)
-
-
-_FILE_FIELDS = (
-    "id, path, folder, size, mtime_ns, hash, title, description, created_by, session, tags, aliases,"
-    " supersedes, chunk_count"
-)
-_FILE_COLS = _FILE_FIELDS
-_FILE_COLS_F = ", ".join(f"f.{c.strip()}" for c in _FILE_FIELDS.split(","))
-
-
-def _file_record(row: Sequence[Any]) -> FileRecord:
-    return FileRecord(
-        id=int(row[0]),
-        path=str(row[1]),
-        folder=str(row[2]),
-        size=int(row[3]),
-        mtime_ns=int(row[4]),
-        hash=str(row[5]),
-        title=str(row[6]),
-        description=row[7],
-        created_by=row[8] or None,
-        session=row[9] or None,
-        tags=tuple(str(row[10]).split()),
-        aliases=tuple(json.loads(row[11])),
-        supersedes=tuple(json.loads(row[12])),
-        chunk_count=int(row[13]),
-    )
