@@ -137,7 +137,7 @@ def _check_refusal(
         assert "there are no arguments to send" in text, text
 
 
-@pytest.mark.parametrize("toolset", ["ragdown", "markindex", "readmedb", "hallouminate", "root"])
+@pytest.mark.parametrize("toolset", ["ragdown", "markindex", "readmedb", "hallouminate", "chatgpt", "root"])
 async def test_every_tool_of_every_set_refuses_an_unknown_argument_naming_the_nearest(
     docs: Path, start_app: StartServer, toolset: str
 ) -> None:
@@ -146,7 +146,7 @@ async def test_every_tool_of_every_set_refuses_an_unknown_argument_naming_the_ne
     path = "/mcp" if toolset == "root" else f"/mcp/ops?toolset={toolset}"
     async with mcp_client(server, path) as client:
         tools = (await client.list_tools()).tools
-        assert len(tools) >= 5
+        assert len(tools) >= 2
         for tool in tools:
             wrong, meant = _misspelt(tool)
             _check_refusal(toolset, tool.name, wrong, meant, await _answer(client, tool.name, {wrong: 1}))

@@ -262,7 +262,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("disabled_tools", "RAGDOWN_DISABLED_TOOLS", "list", (), "Disabled tools",
             "Tools to leave out, comma-separated."),
     Setting("toolset", "RAGDOWN_TOOLSET", "str", None, "Tool set",
-            "The tools an MCP endpoint offers: ragdown (unset), markindex, or a comma-separated union. Under "
+            "The tools an MCP endpoint offers: ragdown (unset), markindex, readmedb, hallouminate, chatgpt, or a "
+            "comma-separated union. Under "
             "stdio it wins over the folder's toolset setting; under serve it is the default of folders without "
             "one, and ?toolset= on an MCP URL wins over both."),
     Setting("notes_dir", "RAGDOWN_NOTES_DIR", "str", "notes", "Notes directory",

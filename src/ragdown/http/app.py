@@ -372,6 +372,7 @@ class RagdownApp:
             instructions=selection.instructions(title),
             extras=selection,
             access=access,
+            base_url=self.runtime.settings.public_url or str(request.base_url).rstrip("/"),
         )
         manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
         async with manager.run():

@@ -173,11 +173,13 @@ def build_server(
     extras: Extras | None = None,
     feed: DocumentFeed | None = None,
     access: Access | None = None,
+    base_url: str | None = None,
 ) -> RagdownServer:
     """The MCP server of one scope: its tools, its documents as resources, the tool set's resources,
     templates and prompts (`extras`, a `toolsets.Selection`), and `ragdown_onboard`. With a `feed` (a
     connection that lasts, stdio) subscriptions are served; without one they are refused as stateless.
-    `access` (the HTTP caller's) leaves out the tools it may not call (`tools.visible_tools`)."""
+    `access` (the HTTP caller's) leaves out the tools it may not call (`tools.visible_tools`); `base_url` is
+    the server's address as the client reached it (links into the web UI)."""
     offered = extras if extras is not None else _NoExtras()
     visible = {t.name: t for t in visible_tools(runtime.settings, tools, access)}
     listing = [
@@ -189,7 +191,7 @@ def build_server(
         )
         for t in visible.values()
     ]
-    ctx = ToolContext(runtime=runtime, scope=scope, access=access)
+    ctx = ToolContext(runtime=runtime, scope=scope, access=access, base_url=base_url)
     fixed = {r.uri: r for r in offered.resources}
     templates = [(t, template_pattern(t.uri_template)) for t in offered.templates]
     prompts: dict[str, PromptSpec] = {}

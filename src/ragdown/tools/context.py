@@ -30,6 +30,9 @@ class ToolContext:
     # holder learns what its folders hold and nothing else: no absolute path of the server (`location`,
     # `redact`), no count of another folder (syncs and their reports cover `folders`).
     access: Access | None = None
+    # The server's address as this call's client reached it (`RAGDOWN_PUBLIC_URL`, else the request's scheme
+    # and Host), for links into the web UI; None under stdio.
+    base_url: str | None = None
 
     @property
     def engine(self) -> Engine:

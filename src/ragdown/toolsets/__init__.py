@@ -79,6 +79,12 @@ def _hallouminate() -> ToolSet:
     return ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS)
 
 
+def _chatgpt() -> ToolSet:
+    from ragdown.toolsets import chatgpt
+
+    return ToolSet("chatgpt", chatgpt.TOOLS, lambda _title: chatgpt.INSTRUCTIONS)
+
+
 class _Sets(Mapping[str, ToolSet]):
     """The tool sets by name, each set's module imported the first time the set is asked for: a server
     offering only `ragdown` never builds the other sets' tools (tens of ms of pydantic models at start-up)."""
@@ -109,7 +115,13 @@ class _Sets(Mapping[str, ToolSet]):
 
 
 SETS: Mapping[str, ToolSet] = _Sets(
-    {"ragdown": _ragdown, "markindex": _markindex, "readmedb": _readmedb, "hallouminate": _hallouminate}
+    {
+        "ragdown": _ragdown,
+        "markindex": _markindex,
+        "readmedb": _readmedb,
+        "hallouminate": _hallouminate,
+        "chatgpt": _chatgpt,
+    }
 )
 
 
