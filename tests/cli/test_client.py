@@ -220,6 +220,18 @@ def test_documents_end_to_end(served: Served, ragdown: Ragdown, tmp_path: Path) 
     assert (served.docs / "work/old/moved.md").read_text() == "# New\n"
 
     assert ok(ragdown("trash", "work")).out == "the trash of work is empty\n"
+    changed = ok(ragdown("changes", "work/old", "--since", "1h")).out.splitlines()
+    assert [line.split("  ")[1:3] for line in changed[:3]] == [
+        ["restored", "work/old/moved.md"],
+        ["deleted", "work/old/moved.md"],
+        ["moved", "work/new.md -> work/old/moved.md"],
+    ]
+    assert all("  by rest (key:writer)  " in line for line in changed[:2])
+    newest = ok(ragdown("changes", "work", "--json", "--limit", "1")).json()
+    assert newest["more"] is True
+    assert ok(ragdown("changes", "work", "--after-version", str(newest["changes"][0]["id"]))).out == (
+        "no changes in work\n"
+    )
     hits = ok(ragdown("search", "pg_restore")).out.splitlines()
     assert hits[0].startswith("work/a.md:7-7 — Alpha › Restore (")
     found = ok(ragdown("search", "pg_restore", "--folder", "work", "--top-k", "1", "--json")).json()["hits"]

@@ -170,6 +170,16 @@ def build_tree(text: str, path: str) -> Node:
     return tree_of(lines, body_start, scan, document_title(front.data.get("title"), scan, path))
 
 
+def heading_tree(text: str, path: str) -> Node:
+    """The tree of a document's headings as written (no sections split or merged): where a line sits in
+    the outline its author sees."""
+    lines = split_lines(normalize_text(text))
+    front = frontmatter_of_lines(lines)
+    body_start = front.body_start_line - 1
+    scan = scan_blocks(lines, body_start)
+    return raw_tree(lines, body_start, scan, document_title(front.data.get("title"), scan, path))
+
+
 def tree_of(lines: Sequence[str], body_start: int, scan: BlockScan, title: str) -> Node:
     """The optimised section tree of a document already split into lines and scanned (as `parse` does)."""
     if len(lines) > 1 and lines[-1] == "":

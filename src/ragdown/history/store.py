@@ -534,6 +534,22 @@ class HistoryStore:
             out[v.path] = v
         return out
 
+    def recorded(
+        self, since: float, *, after_id: int = 0, prefix: str = "", limit: int = 200
+    ) -> list[Version]:
+        """Versions recorded at or after `since` with an id above `after_id`, newest first, of live and deleted
+        documents, whose path is under the docs-relative `prefix`; the `original` snapshots (what a file was
+        before its first recorded change) are no change and left out."""
+        if not self.exists:
+            return []
+        sql = f"SELECT {_VERSION_COLS} FROM versions WHERE at >= ? AND id > ? AND event <> 'original'"
+        params: list[object] = [since, after_id]
+        if prefix:
+            sql += " AND path >= ? AND path < ?"
+            params += [prefix.rstrip("/") + "/", prefix.rstrip("/") + "0"]
+        rows = self._conn().execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*params, limit])
+        return [_version(r) for r in rows]
+
     def size_bytes(self) -> int:
         if not self.path.parent.is_dir():
             return 0

@@ -29,7 +29,14 @@ from ragdown.vault.folders import (
 )
 
 OPTIONAL_FOLDER = frozenset(
-    {"ragdown_recall", "ragdown_list", "ragdown_context", "ragdown_stats", "ragdown_reindex"}
+    {
+        "ragdown_recall",
+        "ragdown_list",
+        "ragdown_context",
+        "ragdown_stats",
+        "ragdown_reindex",
+        "ragdown_changes",
+    }
 )
 CREATED_BY = "ragdown_create_folder"
 

@@ -79,6 +79,23 @@ def _hallouminate() -> ToolSet:
     return ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS)
 
 
+EXTRA_TOOLSET = "extra"
+
+
+def extra_instructions(_title: str) -> str:
+    return (
+        "ragdown_changes tells what changed in the documents since a time or a version, and who changed it."
+    )
+
+
+def _extra() -> ToolSet:
+    """ragdown's own tools beyond the default set, offered on request (`ragdown,extra`): each listed tool
+    costs an agent context on every turn, and the default set already costs what the seed's twelve did."""
+    from ragdown.tools.changes import CHANGES
+
+    return ToolSet(EXTRA_TOOLSET, (CHANGES,), extra_instructions)
+
+
 def _chatgpt() -> ToolSet:
     from ragdown.toolsets import chatgpt
 
@@ -121,6 +138,7 @@ SETS: Mapping[str, ToolSet] = _Sets(
         "readmedb": _readmedb,
         "hallouminate": _hallouminate,
         "chatgpt": _chatgpt,
+        EXTRA_TOOLSET: _extra,
     }
 )
 
@@ -188,6 +206,7 @@ def select(raw: str | None) -> Selection:
 
 __all__ = [
     "DEFAULT_TOOLSET",
+    "EXTRA_TOOLSET",
     "SETS",
     "Selection",
     "ToolSet",

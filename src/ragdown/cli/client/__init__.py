@@ -27,6 +27,7 @@ COMMANDS = (
     "patch",
     "trash",
     "history",
+    "changes",
     "version",
     "diff",
     "restore",
@@ -165,6 +166,13 @@ def register(sub: Any) -> None:
 
     p = command("history", "client: a document's versions, newest first (deleted ones too)")
     p.add_argument("path", metavar="FOLDER/PATH")
+
+    p = command("changes", "client: what changed in a folder since a time or a version, newest first")
+    p.add_argument("folder", metavar="FOLDER[/SUBFOLDER]")
+    p.add_argument("--since", help="a span back from now (30m, 2h, 7d) or an ISO date or time (default 7d)")
+    p.add_argument("--after-version", type=int, help="only changes after this version id")
+    p.add_argument("--who", help="agent, user, web, rest, external, a tool name, or a session")
+    p.add_argument("--limit", type=int, help="changes to list (1-200, default 50)")
 
     p = command("version", "client: print one version of a document")
     p.add_argument("path", metavar="FOLDER/PATH")

@@ -286,6 +286,35 @@ def history(args: argparse.Namespace, remote: Remote) -> None:
     emit(args, body, "\n".join(lines))
 
 
+def changes(args: argparse.Namespace, remote: Remote) -> None:
+    folder, _, sub = args.folder.strip().strip("/").partition("/")
+    params = {
+        "since": args.since,
+        "after_version": args.after_version,
+        "path_prefix": sub or None,
+        "who": args.who,
+        "limit": args.limit,
+    }
+    body = remote.call("GET", folder_path(folder, "changes"), params=params)
+    lines = []
+    for c in body["changes"]:
+        where = (
+            f"{folder}/{c['moved_from']} -> {folder}/{c['path']}"
+            if c.get("moved_from")
+            else f"{folder}/{c['path']}"
+        )
+        who = who_of(c)
+        line = (
+            f"{c['at']}  {c['event']}  {where}  by {who}  v{c['version']}, {c['size']} bytes ({c['delta']:+})"
+        )
+        if c.get("sections"):
+            line += "  sections: " + "; ".join(c["sections"])
+        lines.append(line)
+    if body["more"]:
+        lines.append("more changes match: raise --limit (up to 200) or narrow --since, --who or the folder")
+    emit(args, body, "\n".join(lines) if lines else f"no changes in {args.folder}")
+
+
 def version(args: argparse.Namespace, remote: Remote) -> None:
     folder, path = split_doc(args.path)
     body = remote.call("GET", folder_path(folder, "files", path, "versions", str(args.number)))
@@ -351,6 +380,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], None]] = {
     "patch": patch,
     "trash": trash,
     "history": history,
+    "changes": changes,
     "version": version,
     "diff": diff,
     "restore": restore,

@@ -22,6 +22,7 @@ from ragdown.documents.writes import append_text
 from ragdown.http.rest.endpoint import WHO, Call, Reply
 from ragdown.http.rest.models import (
     AppendArgs,
+    ChangesAnswer,
     CreateArgs,
     DeleteAnswer,
     DeleteArgs,
@@ -54,6 +55,7 @@ from ragdown.http.rest.models import (
     WriteAnswer,
 )
 from ragdown.search.format import hit_json
+from ragdown.tools.changes import CHANGES
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, restore
 from ragdown.tools.outline import OUTLINE, OutlineArgs
@@ -366,6 +368,12 @@ async def history(call: Call, a: Any) -> Reply:
     """`ragdown_history`, through its ToolSpec, in its JSON format."""
     text = await HISTORY.handler(call.ctx, a)
     return Reply(HistoryAnswer.model_validate(json.loads(str(text))))
+
+
+async def changes(call: Call, a: Any) -> Reply:
+    """`ragdown_changes`, through its ToolSpec, in its JSON format."""
+    text = await CHANGES.handler(call.ctx, a)
+    return Reply(ChangesAnswer.model_validate(json.loads(str(text))))
 
 
 async def trash(call: Call, _a: FolderArgs) -> Reply:

@@ -178,6 +178,32 @@ class HistoryAnswer(Answer):
     versions: list[VersionEntry]
 
 
+class ChangeEntry(Answer):
+    """One recorded change (`ragdown_changes`): a version of a document and what made it."""
+
+    id: int = Field(description="The version's id: pass it as after_version to see only newer changes.")
+    at: str
+    path: str
+    event: str = Field(description="created, changed, moved, deleted or restored.")
+    who: str
+    version: int
+    size: int
+    delta: int = Field(description="Bytes gained (or lost) since the version before.")
+    lines: int
+    session: str | None = None
+    moved_from: str | None = None
+    sections: list[str] | None = Field(None, description="The headings of the sections the change touched.")
+
+
+class ChangesAnswer(Answer):
+    """`ragdown_changes`'s JSON: newest first."""
+
+    since: str | None
+    after_version: int | None
+    changes: list[ChangeEntry]
+    more: bool = Field(description="More changes match than `limit` returned.")
+
+
 class TrashEntryAnswer(Answer):
     path: str
     deleted_at: str

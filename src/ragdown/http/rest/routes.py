@@ -12,6 +12,7 @@ from starlette.requests import Request
 from ragdown.http.rest.endpoint import PREFIX, Endpoint
 from ragdown.http.rest.handlers import (
     append_file,
+    changes,
     create_file,
     delete_file,
     diff,
@@ -34,6 +35,7 @@ from ragdown.http.rest.handlers import (
 )
 from ragdown.http.rest.models import (
     AppendArgs,
+    ChangesAnswer,
     CreateArgs,
     DeleteAnswer,
     DeleteArgs,
@@ -60,6 +62,7 @@ from ragdown.http.rest.models import (
     WhoAnswer,
     WriteAnswer,
 )
+from ragdown.tools.changes import CHANGES, ChangesArgs
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs
 from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs
@@ -102,6 +105,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", f"{FOLDER}/outline", "outline",
              "The folder's documents, or one document's sections (ragdown_outline).",
              OutlineArgs, OutlineAnswer, outline, tool=OUTLINE.name),
+    Endpoint("GET", f"{FOLDER}/changes", "changes",
+             "What changed since a time or a version id, newest first: who, size change, sections touched.",
+             ChangesArgs, ChangesAnswer, changes, fixed={"format": "json"}, tool=CHANGES.name),
     Endpoint("GET", f"{FOLDER}/trash", "listTrash",
              "The folder's deleted documents, most recently deleted first (restore brings one back).",
              FolderArgs, TrashAnswer, trash, tool="ragdown_list (deleted)", index=False),
