@@ -468,7 +468,7 @@ async def test_a_folder_keys_reindex_syncs_counts_and_re_embeds_only_its_folders
     assert f"{HIDDEN}/outside-{n}.md" not in {h["path"] for h in hits}
     hallouminate = f"/mcp/{SEEN}?toolset=hallouminate"
     indexed = json.loads(await _tool_text(world, hallouminate, "write_a", "index", {}))
-    assert indexed["corpus"] == SEEN
+    assert indexed["corpus"] == f"repo:{SEEN}:wiki"
     assert indexed["added"] + indexed["updated"] + indexed["unchanged"] == _documents(world, SEEN), indexed
     # At the root endpoint, with no folder named: the key's folders only, too.
     root = json.loads(await _tool_text(world, "/mcp", "write_a", "ragdown_reindex", {}))

@@ -45,7 +45,8 @@ async def test_the_nine_tools_read_and_search(wiki: Path, connect: Connect) -> N
     async with connect(wiki, RAGDOWN_TOOLSET="hallouminate") as s:
         assert await s.tool_names() == TOOLS
         corpora = json.loads(await s.ok("list_corpora"))
-        assert [c["name"] for c in corpora] == [wiki.name]
+        assert [c["name"] for c in corpora] == [f"repo:{wiki.name}:wiki"]  # as its clients name it
+        assert corpora[0]["aliases"] == [f"repo:{wiki.name}:corpus", wiki.name]
         corpus = wiki.name
         files = json.loads(await s.ok("list_files"))
         assert [f["path"] for f in files] == ["guides/backups.md", "guides/restore.md", "index.md"]

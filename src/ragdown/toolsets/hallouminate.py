@@ -1,7 +1,8 @@
 """The `hallouminate` tool set: hallouminate's nine tools, names and shapes, over ragdown's engine.
 
 hallouminate's corpora are here the folders the endpoint can see: a folder endpoint sees one (its folder, or
-the docs dir under stdio), named as `list_corpora` says. Its tools call what ragdown's own call: the walk and
+the docs dir under stdio), named `repo:<folder>:wiki` as hallouminate's clients name a wiki (`list_corpora`;
+`repo:<folder>:corpus` and `<folder>` name it too). Its tools call what ragdown's own call: the walk and
 the ignore rules for the file lists, hybrid search for `ground` (rolled up per file, with breadcrumbs), the
 write door for `add_markdown` and `delete_markdown` (so writes are atomic, checked, recorded in the history,
 and answered with the advisory lints), the folder's `index.md` upkeep (on for this set unless the folder
@@ -60,8 +61,20 @@ def jsonrpc_failure(failure: Failure) -> str:
     raise ProtocolError(INVALID_PARAMS, failure.message)
 
 
-def _corpus_name(ctx: ToolContext) -> str:
+def _folder_name(ctx: ToolContext) -> str:
     return ctx.scope.folder or ctx.scope.root.name
+
+
+def _corpus_name(ctx: ToolContext) -> str:
+    """The corpus as hallouminate's clients name a repository's wiki: `repo:<folder>:wiki`."""
+    return f"repo:{_folder_name(ctx)}:wiki"
+
+
+def _corpus_names(ctx: ToolContext) -> list[str]:
+    """Every name the endpoint's corpus answers to: `repo:<folder>:wiki` (list_corpora's), hallouminate's
+    `repo:<folder>:corpus` (a repository's own Markdown: here the same folder) and the plain folder name."""
+    folder = _folder_name(ctx)
+    return [f"repo:{folder}:wiki", f"repo:{folder}:corpus", folder]
 
 
 def _check_corpus(ctx: ToolContext, corpus: str | None, *, required: bool) -> None:
@@ -69,7 +82,7 @@ def _check_corpus(ctx: ToolContext, corpus: str | None, *, required: bool) -> No
         if required:
             raise bad_request("corpus is required for this tool: call list_corpora for the names")
         return
-    if corpus != _corpus_name(ctx):
+    if corpus not in _corpus_names(ctx):
         raise bad_request(
             f"unknown corpus {corpus!r}: this endpoint serves {_corpus_name(ctx)!r} (list_corpora)"
         )
@@ -105,6 +118,7 @@ def list_corpora(ctx: ToolContext, _: NoArgs) -> str:
     settings = ctx.scope.settings()
     corpus = {
         "name": _corpus_name(ctx),
+        "aliases": _corpus_names(ctx)[1:],
         "title": settings.title,
         "paths": [ctx.location(ctx.scope.dir)],
         "kind": "folder",
@@ -113,7 +127,9 @@ def list_corpora(ctx: ToolContext, _: NoArgs) -> str:
 
 
 class CorpusArgs(Args):
-    corpus: Annotated[str | None, Field(max_length=MAX_ARG, description="A corpus of list_corpora.")] = None
+    corpus: Annotated[
+        str | None, Field(max_length=MAX_ARG, description="A corpus of list_corpora (repo:<folder>:wiki).")
+    ] = None
 
 
 def list_files(ctx: ToolContext, a: CorpusArgs) -> str:
@@ -325,7 +341,12 @@ def _tool(
 
 
 TOOLS: tuple[ToolSpec[Any, ToolContext], ...] = (
-    _tool("list_corpora", "Every corpus this server knows: call this first.", NoArgs, list_corpora),
+    _tool(
+        "list_corpora",
+        "Every corpus this server knows (repo:<folder>:wiki, with its aliases): call this first.",
+        NoArgs,
+        list_corpora,
+    ),
     _tool(
         "list_files",
         "The Markdown files of a corpus (its ignore rules honoured): [{path, absolute_path}].",
