@@ -118,6 +118,7 @@ async def test_bad_input_is_a_json_rpc_error(wiki: Path, connect: Connect) -> No
             ("add_markdown", {"corpus": "nope", "path": "x.md", "content": "# X"}),
             ("read_markdown", {"corpus": wiki.name, "path": "../outside.md"}),
             ("get_footnote", {"page": "guides/backups.md", "footnote_number": "9"}),
+            ("list_fils", {}),  # a tool the server does not offer (issue 21): hallouminate's -32602 too
         ]:
             with pytest.raises(MCPError) as caught:
                 await s.client.call_tool(name, args)

@@ -1,8 +1,9 @@
 """An MCP server for one scope, built from the tool definitions; and the `stdio` entry point.
 
 Every failure is a tool result with `isError: true` and a message saying what to do next, never a
-transport error. A hidden tool (read-only mode, a read key's endpoint, `RAGDOWN_DISABLED_TOOLS`) is refused
-exactly as an unknown one is. The handshake never waits for the model: tool calls do.
+transport error (unless a tool set says its failures otherwise: hallouminate's are JSON-RPC errors). A hidden
+tool (read-only mode, a read key's endpoint, `RAGDOWN_DISABLED_TOOLS`) is refused exactly as an unknown one
+is, in the tool set's way. The handshake never waits for the model: tool calls do.
 
 Documents are resources too: `resources/list` pages the scope's documents as `ragdown://<path>` (the path
 as the endpoint shows it, percent-encoded per segment; at the root endpoint `<folder>/<path>`), the
@@ -69,7 +70,7 @@ from ragdown.mcpserver.resources import (
 from ragdown.storage.records import StoreError
 from ragdown.sync.progress_log import ProgressLog
 from ragdown.tools import cli_answers as commands
-from ragdown.tools.base import Failure, ProtocolError, Structured
+from ragdown.tools.base import Failure, FailureStyle, ProtocolError, Structured
 from ragdown.tools.catalog import ALL_TOOLS, AnyTool, visible_tools
 from ragdown.tools.context import ToolContext
 from ragdown.toolsets import ragdown_instructions
@@ -83,12 +84,29 @@ def text_result(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
+def failed(failure: Failure, style: FailureStyle | None) -> types.CallToolResult:
+    """A failure said in a tool set's way (`style`): ragdown's `isError` result when None, a set's own
+    text, or a JSON-RPC error (the style raises `ProtocolError`)."""
+    if style is None:
+        return text_result(failure.message, error=True)
+    try:
+        return text_result(style(failure), error=True)
+    except ProtocolError as err:
+        raise MCPError(err.code, err.message) from None
+
+
 async def call_tool(
-    tools: dict[str, AnyTool], ctx: ToolContext, name: str, args: dict[str, Any] | None
+    tools: dict[str, AnyTool],
+    ctx: ToolContext,
+    name: str,
+    args: dict[str, Any] | None,
+    *,
+    unknown: FailureStyle | None = None,
 ) -> types.CallToolResult:
+    """A tool's answer; a tool `tools` does not hold is refused in the `unknown` style (the tool set's)."""
     spec = tools.get(name)
     if spec is None:
-        return text_result(f"Unknown tool: {name}", error=True)
+        return failed(Failure(f"Unknown tool: {name}", "invalid"), unknown)
     try:
         answer = await spec.call(ctx, args)
         if isinstance(answer, Structured):
@@ -106,12 +124,7 @@ async def call_tool(
             f"{name} failed unexpectedly: {err}. Try again; if it persists, check the server log.", "internal"
         )
     failure = dataclasses.replace(failure, message=ctx.redact(failure.message))  # a key: no server path
-    if spec.failure is None:
-        return text_result(failure.message, error=True)
-    try:
-        return text_result(spec.failure(failure), error=True)
-    except ProtocolError as err:
-        raise MCPError(err.code, err.message) from None
+    return failed(failure, spec.failure)
 
 
 # -- document URIs ---------------------------------------------------------------------------------
@@ -154,12 +167,18 @@ class Extras(Protocol):
     @property
     def prompts(self) -> tuple[PromptSpec, ...]: ...
 
+    @property
+    def unknown(self) -> FailureStyle | None:
+        """How a call to a tool not offered is refused (None: ragdown's `isError` result)."""
+        ...
+
 
 @dataclass(frozen=True)
 class _NoExtras:
     resources: tuple[ResourceSpec, ...] = ()
     templates: tuple[ResourceTemplateSpec, ...] = ()
     prompts: tuple[PromptSpec, ...] = ()
+    unknown: FailureStyle | None = None
 
 
 def build_server(
@@ -206,7 +225,7 @@ def build_server(
     async def on_call_tool(
         _: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await call_tool(visible, ctx, params.name, params.arguments)
+        return await call_tool(visible, ctx, params.name, params.arguments, unknown=offered.unknown)
 
     def input_schema(tool: str) -> dict[str, Any] | None:
         spec = visible.get(tool)

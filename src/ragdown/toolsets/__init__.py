@@ -4,7 +4,9 @@ A folder's MCP server offers the `ragdown` set by default. `RAGDOWN_TOOLSET` (st
 `serve`'s folders), a folder's `toolset` setting and `?toolset=` on an MCP URL (the URL wins over the
 folder, the folder over the variable) pick another set or a comma-separated union (`ragdown,markindex`).
 A tool name two sets of a union share is refused, never silently overridden. Read-only mode and disabled
-tools apply to every set by each tool's annotations.
+tools apply to every set by each tool's annotations. A call to a tool the endpoint does not offer (a typo, a
+write tool under read-only) is answered as the selection's first set answers it: ragdown's (and MarkIndex's
+and ReadmeDB's) as an `isError` result, hallouminate's as its JSON-RPC `-32602`, as its own server does.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ragdown.core.errors import Refusal, bad_request
+from ragdown.tools.base import FailureStyle
 from ragdown.tools.catalog import ALL_TOOLS, AnyTool
 from ragdown.tools.root import FOLDERS
 from ragdown.toolsets.base import PromptSpec, ResourceSpec, ResourceTemplateSpec
@@ -48,6 +51,9 @@ class ToolSet:
     resources: tuple[ResourceSpec, ...] = ()
     templates: tuple[ResourceTemplateSpec, ...] = ()
     prompts: tuple[PromptSpec, ...] = ()
+    # How a call to a tool this set does not offer is answered (a tool's `failure` style); None: ragdown's
+    # `isError` result.
+    unknown: FailureStyle | None = None
 
 
 def _ragdown() -> ToolSet:
@@ -76,7 +82,12 @@ def _readmedb() -> ToolSet:
 def _hallouminate() -> ToolSet:
     from ragdown.toolsets import hallouminate
 
-    return ToolSet("hallouminate", hallouminate.TOOLS, lambda _title: hallouminate.INSTRUCTIONS)
+    return ToolSet(
+        "hallouminate",
+        hallouminate.TOOLS,
+        lambda _title: hallouminate.INSTRUCTIONS,
+        unknown=hallouminate.jsonrpc_failure,
+    )
 
 
 EXTRA_TOOLSET = "extra"
@@ -150,6 +161,7 @@ class Selection:
     resources: tuple[ResourceSpec, ...] = ()
     templates: tuple[ResourceTemplateSpec, ...] = ()
     prompts: tuple[PromptSpec, ...] = ()
+    unknown: FailureStyle | None = None  # how a tool not offered is refused: the first set's way
 
     @property
     def is_root(self) -> bool:
@@ -201,6 +213,7 @@ def select(raw: str | None) -> Selection:
         resources=tuple(r for s in sets for r in s.resources),
         templates=tuple(r for s in sets for r in s.templates),
         prompts=tuple(p for s in sets for p in s.prompts),
+        unknown=sets[0].unknown,
     )
 
 

@@ -7,7 +7,8 @@ the ignore rules for the file lists, hybrid search for `ground` (rolled up per f
 write door for `add_markdown` and `delete_markdown` (so writes are atomic, checked, recorded in the history,
 and answered with the advisory lints), the folder's `index.md` upkeep (on for this set unless the folder
 sets `"index_md": false`, as hallouminate keeps its wiki indexes), footnotes as `ragdown_read_doc` reads
-them. Errors are JSON-RPC errors, as hallouminate's: bad input `-32602`, internal faults `-32603`.
+them. Errors are JSON-RPC errors, as hallouminate's: bad input `-32602`, internal faults `-32603`; a tool
+the endpoint does not offer is `-32602` too (`toolsets.ToolSet.unknown`).
 An `absolute_path` (and `list_corpora`'s `paths`) is the file's path on the server for the local user and the
 admin; a key is told the folder-named path instead (`work/guides/a.md`), and `index` syncs and counts the
 endpoint's folder only.
