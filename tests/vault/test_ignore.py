@@ -85,6 +85,18 @@ def test_git_info_exclude_and_ragdownignore(docs: Path, open_engine: Callable[..
     assert ignored_reason(docs, "archive/old.md", folders=False) == ".ragdownignore"
 
 
+def test_markindexignore_at_the_root_is_read(docs: Path, open_engine: Callable[..., Engine]) -> None:
+    """MarkIndex's `.markindexignore` (seed 001): the same gitignore syntax, only excludes (a `!` in it cannot
+    bring back what a `.gitignore` leaves out), read beside `.ragdownignore`."""
+    write(docs, ".markindexignore", "drafts/\n*.tmp.md\n!kept.md\n")
+    write(docs, ".gitignore", "kept.md\n")
+    for rel in ["drafts/d.md", "x.tmp.md", "kept.md", "new.md", "sub/y.tmp.md"]:
+        write(docs, rel, f"# {rel}\n")
+    assert indexed(open_engine(docs)) == ["new.md"]
+    assert ignored_reason(docs, "drafts/d.md", folders=False) == ".markindexignore"
+    assert ignored_reason(docs, "sub/y.tmp.md", folders=False) == ".markindexignore"
+
+
 def test_folder_include_and_exclude_settings_in_serve_mode(
     docs: Path, open_engine: Callable[..., Engine]
 ) -> None:

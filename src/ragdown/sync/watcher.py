@@ -28,12 +28,12 @@ POLL_INTERVAL_S = 60.0
 MAX_RESTARTS_PER_MINUTE = 20
 
 
-RULE_FILES = frozenset({".gitignore", ".ragdownignore", ".ragdown.json"})
+RULE_FILES = frozenset({".gitignore", ".ragdownignore", ".markindexignore", ".ragdown.json"})
 
 
 def relevant_change(root: Path, path: str) -> bool:
     """Markdown files, extensionless paths (directory renames), and the files whose rules decide what is
-    indexed (`.gitignore`, `.ragdownignore`, `.ragdown.json`), outside dot-folders and node_modules."""
+    indexed (`.gitignore`, `.ragdownignore`, `.markindexignore`, `.ragdown.json`), outside dot-folders and node_modules."""
     try:
         rel = Path(path).relative_to(root)
     except ValueError:

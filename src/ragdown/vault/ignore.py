@@ -5,7 +5,8 @@ Under each folder (the docs dir itself under `stdio`), these decide, in order:
 1. `.gitignore` files at any level, and `.git/info/exclude` at the folder root: a deeper file's patterns are
    read after its parents', so they win (negation `!` included); a path inside an ignored directory cannot
    be brought back (git's own rule: the walk never enters the directory);
-2. `.ragdownignore` at the folder root (the same syntax), for rules that do not belong in `.gitignore`;
+2. `.ragdownignore` at the folder root (the same syntax), for rules that do not belong in `.gitignore`, and
+   `.markindexignore` there too (MarkIndex's file, read the same way, so a library it indexed keeps its rules);
 3. the folder's settings (`.ragdown.json`): `exclude`, gitignore-style patterns that only exclude, and
    `include`: when given, only paths it matches count;
 4. `ragdown index --ignore PATTERN`: more exclusions.
@@ -27,6 +28,7 @@ from ragdown.core.errors import bad_request
 from ragdown.vault.folders import read_settings_file
 
 IGNORE_FILE = ".ragdownignore"
+MARKINDEX_IGNORE_FILE = ".markindexignore"  # MarkIndex's own (seed 001): the same syntax, only excludes
 GITIGNORE = ".gitignore"
 
 
@@ -80,9 +82,10 @@ class IgnoreRules:
         exclude = _read_lines(os.path.join(directory, ".git", "info", "exclude"))
         if exclude:
             layers.append(_Layer(folder, GitIgnoreSpec.from_lines(exclude), ".git/info/exclude", git=True))
-        own = _read_lines(os.path.join(directory, IGNORE_FILE))
-        if own:
-            layers.append(_Layer(folder, GitIgnoreSpec.from_lines(own), IGNORE_FILE, git=False))
+        for name in (IGNORE_FILE, MARKINDEX_IGNORE_FILE):
+            own = _read_lines(os.path.join(directory, name))
+            if own:
+                layers.append(_Layer(folder, GitIgnoreSpec.from_lines(own), name, git=False))
         settings = read_settings_file(Path(directory))
         excluded = _patterns(settings.get("exclude"))
         if excluded:
