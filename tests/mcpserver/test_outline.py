@@ -232,6 +232,21 @@ async def test_markindex_searches_one_document_or_folder_whatever_ranks_above_it
         assert nowhere["code"] == "FOLDER_NOT_FOUND"
 
 
+async def test_markindex_search_weighs_a_nodes_title_over_its_body(docs: Path, connect: Connect) -> None:
+    """MarkIndex weighs titles 10x, merged headings 5x, body 1x: the node titled with the word beats a body
+    that repeats it five times (and a long body that says it once ranks last)."""
+    write(
+        docs,
+        "guide.md",
+        "# Guide\n\n## Snapshots\n\nTaken nightly to the vault.\n\n"
+        "## Storage\n\nsnapshots snapshots snapshots snapshots snapshots are kept on disk.\n",
+    )
+    async with connect(docs, RAGDOWN_TOOLSET="markindex") as s:
+        found = envelope(await s.ok("search_documents", query="snapshots"))["data"]
+        assert isinstance(found, dict)
+        assert [r["title_path"][-1] for r in found["results"]][:2] == ["Snapshots", "Storage"]
+
+
 async def test_a_long_markindex_listing_comes_in_parts(docs: Path, connect: Connect) -> None:
     blurb = "A description long enough to fill the listing quickly. " * 6
     for i in range(300):

@@ -184,24 +184,36 @@ class Searcher:
             return []
         return self.matrix.search(qvec, size, flt)
 
-    def lexical_pool(self, query: str, flt: FileFilter, size: int) -> list[tuple[int, float]]:
-        """BM25 over the words; when they find fewer than `size` chunks, the substring pass fills the pool."""
+    def lexical_pool(
+        self,
+        query: str,
+        flt: FileFilter,
+        size: int,
+        weights: tuple[float, float, float] = BM25_WEIGHTS,
+    ) -> list[tuple[int, float]]:
+        """BM25 over the words; when they find fewer than `size` chunks, the substring pass fills the pool.
+        `weights`: the breadcrumb's, the text's and the aliases' (another tool set may weigh them its way)."""
         match = fts_match(query)
         pool: list[tuple[int, float]] = []
         if match is not None:
             try:
-                pool = self.store.bm25(match, flt, size, BM25_WEIGHTS)
+                pool = self.store.bm25(match, flt, size, weights)
             except StoreError:  # the index unreachable: said as such, never as a search that found nothing
                 raise
             except Exception as err:  # an FTS parse error must not fail the search: dense still answers
                 log.warning("BM25 failed for %r, answering from dense search alone: %s", query, err)
                 return []
         if SUBSTRING_PASS and len(pool) < size:
-            pool = self._fill_with_substrings(query, flt, size, pool)
+            pool = self._fill_with_substrings(query, flt, size, pool, weights)
         return pool
 
     def _fill_with_substrings(
-        self, query: str, flt: FileFilter, size: int, pool: list[tuple[int, float]]
+        self,
+        query: str,
+        flt: FileFilter,
+        size: int,
+        pool: list[tuple[int, float]],
+        weights: tuple[float, float, float] = BM25_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """`pool`, then the chunks the trigram table finds that it lacks, in their trigram BM25 order.
 
@@ -213,7 +225,7 @@ class Searcher:
         if match is None:
             return pool
         try:
-            found = self.store.substrings(match, flt, size, BM25_WEIGHTS)
+            found = self.store.substrings(match, flt, size, weights)
         except StoreError:
             raise
         except Exception as err:

@@ -42,6 +42,10 @@ MAX_ARG = 1024
 READ_ONLY = Annotations(read_only=True)
 SUGGESTIONS = 5
 SEARCH_LIMIT = (1, 50)
+# MarkIndex weighs a node's title 10x, its merged headings 5x, its summary 2x and its body 1x. A chunk's
+# title is its breadcrumb (the node's title path); merged headings are lines of its text, and ragdown keeps
+# no summaries: the body's 1x. Aliases (a document's other names) as the body.
+TITLE_WEIGHTS = (10.0, 1.0, 1.0)  # breadcrumb, text, aliases: `Searcher.lexical_pool`
 
 INSTRUCTIONS = (
     "This server gives structure-first access to a library of Markdown documents. Work in this order: "
@@ -438,7 +442,7 @@ def search(ctx: ToolContext, a: SearchArgs) -> str:
         only, _ = _document(ctx, store, a.doc_path)
         flt = dataclasses.replace(flt, paths=(only,))
     searcher = ctx.engine.require_searcher()
-    pool = searcher.lexical_pool(a.query, flt, a.limit)
+    pool = searcher.lexical_pool(a.query, flt, a.limit, TITLE_WEIGHTS)
     records = store.chunks_by_id([cid for cid, _ in pool])
     results = []
     for cid, score in pool:
