@@ -34,7 +34,7 @@ def test_indexes_the_obsidian_vault_and_a_second_run_is_a_no_op(tmp_path: Path) 
     first = ragdown(env, "index", str(vault), "--json")
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout.strip().splitlines()[-1])
-    assert set(report) == {"added", "updated", "removed", "unchanged", "chunks", "ms", "skipped"}
+    assert set(report) == {"added", "updated", "removed", "unchanged", "chunks", "ms", "skipped", "warnings"}
     assert (report["added"], report["updated"], report["removed"], report["unchanged"]) == (173, 0, 0, 0)
     assert report["chunks"] > 173
 

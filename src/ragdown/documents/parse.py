@@ -65,7 +65,7 @@ def _page_break(heading: HeadingBlock) -> str:
     size = f"{lines} lines" if lines > 1 else f"{len(heading.text)} characters"
     return (
         f"line {heading.start + 1}: a setext heading of {size}, likely a converter's page break (a paragraph "
-        "over a bare ---): with RAGDOWN_SETEXT=false --- is a thematic break and === plain text"
+        "over a bare ---): with --no-setext (or RAGDOWN_SETEXT=false) --- is a thematic break and === plain text"
     )
 
 

@@ -519,6 +519,7 @@ class Indexer:
             )
             for warning in doc.warnings:
                 log.warning("%s: %s", work.stat.path, warning)
+                sync.report.warnings.append(f"{work.stat.path}: {warning}")
             docs.append(doc)
         chunks = sum(len(d.chunks) for d in docs)
         if self.embedder is not None and chunks:

@@ -122,6 +122,7 @@ class SyncReport:
     skipped: dict[str, str] = field(default_factory=dict)  # path -> why it was left out
     covers: Folders = None  # the folders the sync of the tree walked (None: every one)
     folders: dict[str, Tally] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # `<path>: <what>` of the files parsed (page breaks, …)
 
     def tally(self, folder: str) -> Tally:
         found = self.folders.get(folder)
@@ -160,6 +161,7 @@ class SyncReport:
             at=tree.at,
             skipped={**tree.skipped, **self.skipped},
             covers=tree.covers,
+            warnings=[*self.warnings, *tree.warnings],
             folders={
                 name: self.folders.get(name, Tally()).then(tree.folders.get(name, Tally()))
                 for name in sorted(self.folders.keys() | tree.folders.keys())

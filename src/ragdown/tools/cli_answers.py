@@ -14,7 +14,7 @@ works alone, as it always did.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,13 +87,21 @@ def search_output(settings: Settings, engine: Engine, request: SearchRequest) ->
     return "".join(cli_line(hit) + "\n" for hit in hits)
 
 
-def index_output(report: Mapping[str, Any], as_json: bool) -> str:
-    """What `ragdown index` writes to stdout for a sync report."""
+def sync_warnings(engine: Engine) -> list[str]:
+    """The warnings (`<path>: <what>`) of the files the engine's last sync parsed; none in a reader."""
+    last = engine.indexer.last_sync if engine.indexer is not None else None
+    return list(last.warnings) if last is not None else []
+
+
+def index_output(report: Mapping[str, Any], as_json: bool, warnings: Sequence[str] = ()) -> str:
+    """What `ragdown index` writes to stdout for a sync report: as MarkIndex does, a `warning <path>: …`
+    line per warning (a converter's page break read as a heading, …) before the counts, or `warnings` in
+    the JSON report."""
     if as_json:
         import json
 
-        return json.dumps(report, separators=(",", ":")) + "\n"
-    return (
+        return json.dumps({**report, "warnings": list(warnings)}, separators=(",", ":")) + "\n"
+    return "".join(f"warning {w}\n" for w in warnings) + (
         f"{report['added']} added, {report['updated']} updated, {report['removed']} removed, "
         f"{report['unchanged']} unchanged; {report['chunks']} chunks in {report['ms']} ms\n"
     )
@@ -148,7 +156,8 @@ def answer(engine: Engine, request: Mapping[str, Any]) -> dict[str, Any]:
         return declined
     op = request.get("op")
     if op == "index":
-        output = index_output(engine.sync(bool(request.get("full"))), bool(request.get("json")))
+        report = engine.sync(bool(request.get("full")))
+        output = index_output(report, bool(request.get("json")), sync_warnings(engine))
     elif op == "search":
         query, top_k = request.get("query"), request.get("top_k")
         path_prefix, tag = request.get("path_prefix"), request.get("tag")
