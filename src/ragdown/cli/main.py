@@ -1,4 +1,5 @@
-"""The `ragdown` command: `stdio`, `serve`, `index`, `search`, `outline`, `eval`.
+"""The `ragdown` command: `stdio`, `serve`, `index`, `search`, `outline`, `eval`, and MarkIndex's `tree` and
+`mcp` (`cli/markindex.py`, with the options its commands share: `--db`, `--setext` / `--no-setext`).
 
 Each command imports what it uses, in its own function: `--version` loads nothing of the index, `stdio`
 nothing of the HTTP face, `index` and `search` nothing of MCP, and the `hash` embedder no ONNX Runtime
@@ -45,13 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     ix.add_argument("dir", type=Path)
     ix.add_argument("--full", action="store_true", help="drop every chunk and re-embed everything")
     ix.add_argument("--json", action="store_true", help="print the sync report as JSON on the last line")
-    ix.add_argument(
-        "--ignore",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="leave out paths matching this gitignore-style pattern (repeatable; only excludes)",
-    )
+    from ragdown.cli import markindex
+
+    markindex.add_ignore(ix)
+    markindex.add_setext(ix)
+    markindex.add_db(ix)
 
     se = sub.add_parser(
         "search", help="hybrid search over a folder (syncs it first); the query alone: on the server"
@@ -59,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     se.add_argument("dir", metavar="DIR", help="the folder; given alone, the query, searched on the server")
     se.add_argument("query", nargs="?", metavar="QUERY")
     se.add_argument("--top-k", type=int, default=8)
+    se.add_argument("--limit", type=int, dest="top_k", default=argparse.SUPPRESS, help="the same as --top-k")
     se.add_argument("--path-prefix")
     se.add_argument("--tag")
     se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     ol.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="levels shown, 1-10 (default 2)")
     ol.add_argument("--node", help="open this node's subtree")
     ol.add_argument("--json", action="store_true", help="the tree as JSON")
+    markindex.add_db(ol)
+    markindex.add_db(se)
+    markindex.register(sub)
 
     from ragdown.evaluation.command import add_parser as add_eval_parser
 
@@ -85,15 +88,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _engine(settings: Settings, directory: Path, ignore: Sequence[str] = ()) -> Engine:
+def _engine(
+    settings: Settings, directory: Path, ignore: Sequence[str] = (), setext: bool | None = None
+) -> Engine:
     from ragdown.core.config import ConfigError
     from ragdown.engine.engine import Engine
+    from ragdown.engine.setext import with_setext
     from ragdown.tools.cli_answers import answer
 
     if not directory.is_dir():
         raise ConfigError(f"not a directory: {directory}")
     engine = Engine(
-        settings.with_docs_dir(directory),
+        with_setext(settings.with_docs_dir(directory), directory.resolve(), "stdio", setext),
         "stdio",
         docs_dir=directory,
         ignore=tuple(ignore),
@@ -151,19 +157,21 @@ def _ask_primary(settings: Settings, directory: Path, payload: dict[str, Any]) -
 
 def _index(settings: Settings, args: argparse.Namespace) -> int:
     payload = {"op": "index", "full": args.full, "json": args.json}
-    output = None if args.ignore else _ask_primary(settings, args.dir, payload)
+    alone = args.ignore or args.setext is not None  # a running primary keeps its own rules and setext
+    output = None if alone else _ask_primary(settings, args.dir, payload)
     if output is None:
-        from ragdown.tools.cli_answers import index_output
+        from ragdown.tools.cli_answers import index_output, sync_warnings
 
-        engine = _engine(settings, args.dir, args.ignore)
+        engine = _engine(settings, args.dir, args.ignore, args.setext)
         try:
             if engine.indexer is not None and sys.stderr.isatty():
                 report = _index_with_progress(engine, args.full)
             else:
                 report = engine.sync(args.full)
+            warnings = sync_warnings(engine)
         finally:
             engine.close()
-        output = index_output(report, args.json)
+        output = index_output(report, args.json, warnings)
     sys.stdout.write(output)
     return 0
 
@@ -279,6 +287,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(given)
     if args.command == "search" and args.query is not None:
         args.dir = Path(args.dir)
+        if args.folder:  # MarkIndex's `search DIR QUERY --folder F`: a folder of DIR, ragdown's path prefix
+            if len(args.folder) > 1 or args.path_prefix:
+                print("ragdown: give one --folder (or --path-prefix) when searching DIR", file=sys.stderr)
+                return 2
+            args.path_prefix = args.folder[0]
+    elif args.command == "tree":
+        args.path, args.node = args.doc, None
     elif getattr(args, "client", None) or args.command == "search":  # `ragdown search QUERY`: remote
         from ragdown.cli.client import run as run_client
 
@@ -288,8 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ragdown.core.logs import setup_logging
 
     try:
-        settings = Settings.from_env()
-        setup_logging(settings.log_level if args.command in {"stdio", "serve"} else "WARNING")
+        from ragdown.cli.markindex import with_db
+
+        settings = with_db(Settings.from_env(), getattr(args, "db", None))
+        setup_logging(settings.log_level if args.command in {"stdio", "serve", "mcp"} else "WARNING")
         if args.command == "stdio":
             import asyncio
 
@@ -306,8 +323,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _index(settings, args)
         if args.command == "search":
             return _search(settings, args)
-        if args.command == "outline":
+        if args.command in {"outline", "tree"}:
             return _outline(settings, args)
+        if args.command == "mcp":
+            from ragdown.cli.markindex import run_mcp
+
+            return run_mcp(settings, args)
         if args.command == "keys":
             from ragdown.cli.keys import run as run_keys
 

@@ -51,12 +51,21 @@ def add_parser(sub: Any) -> None:
     )
     ev.add_argument("dir", type=Path, help="the folder of Markdown (only read)")
     ev.add_argument("--questions", type=Path, required=True, help="questions JSONL (grade.py's format)")
-    ev.add_argument("--mode", choices=MODES, default="hybrid")
+    ev.add_argument(
+        "--mode",
+        choices=(*MODES, "bm25", "agent"),
+        default="hybrid",
+        help="bm25: MarkIndex's name for lexical; agent (an LLM walking the tools) is not in ragdown yet",
+    )
     ev.add_argument(
         "--top-k", type=int, default=DEFAULT_TOP_K, help=f"hits per question (default {DEFAULT_TOP_K})"
     )
     ev.add_argument("--results", type=Path, help="write the hits here in grade.py's RESULTS format")
     ev.add_argument("--json", action="store_true", help="print the report as JSON")
+    ev.add_argument("--out", type=Path, metavar="FILE", help="also write the report as JSON to FILE")
+    ev.add_argument(
+        "--db", dest="data_dir", type=Path, default=argparse.SUPPRESS, help="the same as --data-dir"
+    )
     ev.add_argument("--rule", choices=("lines", "heading"), default="lines", help="what a correct hit is")
     ev.add_argument("--types", default="", help="comma-separated question types to keep (default: all)")
     ev.add_argument("--embedder", help="embedder name (default: RAGDOWN_EMBEDDER)")
@@ -125,11 +134,23 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.storage.filter_sql import FileFilter
 
     docs: Path = args.dir
+    if args.mode == "agent":
+        print(
+            "ragdown eval: --mode agent (an LLM answering through the tools) is not in ragdown yet: "
+            "--mode bm25 (or lexical), dense or hybrid grade the retrieval alone",
+            file=sys.stderr,
+        )
+        return 2
+    if args.mode == "bm25":
+        args.mode = "lexical"
     if not docs.is_dir():
         print(f"ragdown eval: not a directory: {docs}", file=sys.stderr)
         return 2
     if args.data_dir is not None and _inside(args.data_dir, docs):
         print("ragdown eval: --data-dir must lie outside the folder being evaluated", file=sys.stderr)
+        return 2
+    if args.out is not None and _inside(args.out, docs):
+        print("ragdown eval: --out must lie outside the folder being evaluated", file=sys.stderr)
         return 2
     try:
         ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
@@ -235,6 +256,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
                 "max_per_document": runtime.max_per_document,
                 "rows": [r.as_dict() for r in rows],
             }
+    if args.out is not None:
+        args.out.write_text(json.dumps(out, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:

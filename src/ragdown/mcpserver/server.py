@@ -476,9 +476,16 @@ class StdioServer:
         self.engine.close()
 
 
-def prepare_stdio(settings: Settings) -> StdioServer:
-    """The stdio server for `RAGDOWN_DOCS_DIR` as one folder, its engine started (in the background)."""
+def prepare_stdio(
+    settings: Settings, ignore: tuple[str, ...] = (), setext: bool | None = None
+) -> StdioServer:
+    """The stdio server for `RAGDOWN_DOCS_DIR` as one folder, its engine started (in the background).
+    `ignore`: more exclusions (`ragdown mcp --ignore`); `setext`: the explicit choice, over the variable
+    and what the index was built with (`engine/setext.py`)."""
+    from ragdown.engine.setext import with_setext
+
     docs = settings.require_docs_dir()
+    settings = with_setext(settings, docs, "stdio", setext)
     scope = Scope(root=docs, folder="")
     folder = scope.settings()
     title = folder.title
@@ -487,7 +494,7 @@ def prepare_stdio(settings: Settings) -> StdioServer:
     except Refusal as err:
         where = "RAGDOWN_TOOLSET" if settings.toolset else f"the toolset of {docs}/.ragdown.json"
         raise ConfigError(f"{where}: {err.message}") from None
-    engine = Engine(settings, "stdio", docs_dir=docs, cli_answer=commands.answer)
+    engine = Engine(settings, "stdio", docs_dir=docs, ignore=ignore, cli_answer=commands.answer)
     engine.add_progress_listener(ProgressLog())
     feed = DocumentFeed(scope)
     feed.attach(engine)
@@ -507,8 +514,8 @@ def prepare_stdio(settings: Settings) -> StdioServer:
     return StdioServer(server, engine, feed)
 
 
-async def run_stdio(settings: Settings) -> None:
-    served = prepare_stdio(settings)
+async def run_stdio(settings: Settings, ignore: tuple[str, ...] = (), setext: bool | None = None) -> None:
+    served = prepare_stdio(settings, ignore, setext)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await served.server.run(read_stream, write_stream, served.initialization_options())
