@@ -189,10 +189,12 @@ class Searcher:
         query: str,
         flt: FileFilter,
         size: int,
-        weights: tuple[float, float, float] = BM25_WEIGHTS,
+        weights: tuple[float, float, float] | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 over the words; when they find fewer than `size` chunks, the substring pass fills the pool.
-        `weights`: the breadcrumb's, the text's and the aliases' (another tool set may weigh them its way)."""
+        `weights`: the breadcrumb's, the text's and the aliases' (another tool set may weigh them its way);
+        `BM25_WEIGHTS`, read at the call, when left out."""
+        weights = weights or BM25_WEIGHTS
         match = fts_match(query)
         pool: list[tuple[int, float]] = []
         if match is not None:
@@ -213,7 +215,7 @@ class Searcher:
         flt: FileFilter,
         size: int,
         pool: list[tuple[int, float]],
-        weights: tuple[float, float, float] = BM25_WEIGHTS,
+        weights: tuple[float, float, float],
     ) -> list[tuple[int, float]]:
         """`pool`, then the chunks the trigram table finds that it lacks, in their trigram BM25 order.
 
