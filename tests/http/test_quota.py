@@ -288,8 +288,10 @@ async def test_readmedb_reports_usage_against_the_quota(server: Server) -> None:
     assert (summary["files"], summary["storage"]) == ("1/50", "0.05/5 MB")
     plain = new_folder(server)
     summary = json.loads((await _tool(server, plain, "readmedb", "get_namespace_summary", {})).text)
-    assert (summary["maxFiles"], summary["filesUsedPct"], summary["maxMB"]) == (None, None, None)
-    assert "files" not in summary
+    # no quota: the server's ceilings, numbers all the same (a client divides by them)
+    assert (summary["maxFiles"], summary["filesUsedPct"], summary["maxMB"]) == (10_000_000, 0, "1073741824")
+    assert (summary["files"], summary["maxStorageBytes"]) == ("0/10000000", 1 << 50)
+    assert "quotaUsage" not in summary
 
 
 def test_a_folder_without_quota_answers_without_one(server: Server) -> None:

@@ -114,20 +114,24 @@ async def test_the_set_lists_its_sixteen_tools_and_readmedb_instructions(
 # -- get_namespace_summary ------------------------------------------------------------------------
 
 
-async def test_an_empty_namespace_summary_has_no_quotas_and_says_to_write(
+async def test_an_empty_namespace_summary_gives_the_ceilings_as_its_limits_and_says_to_write(
     docs: Path, connect: Connect
 ) -> None:
+    """Without a quota every limit is a number, the server's ceiling (the largest quota there can be), so a
+    client computing `fileCount / maxFiles` works (issue 21)."""
     async with readmedb(docs, connect) as s:
         summary = await js(s, "get_namespace_summary")
         assert summary == {
             "fileCount": 0,
-            "maxFiles": None,
-            "filesUsedPct": None,
+            "maxFiles": 10_000_000,
+            "filesUsedPct": 0,
             "storageBytes": 0,
-            "maxStorageBytes": None,
-            "storageUsedPct": None,
+            "maxStorageBytes": 1 << 50,
+            "storageUsedPct": 0,
             "storageMB": "0.00",
-            "maxMB": None,
+            "maxMB": "1073741824",
+            "storage": "0.00/1073741824 MB",
+            "files": "0/10000000",
             "plan": "ragdown",
             "recentFiles": [],
             "recommended_action": summary["recommended_action"],
@@ -176,8 +180,8 @@ async def test_write_read_and_list_in_readmedb_shapes(docs: Path, connect: Conne
             "ok": True,
             "name": "notes/plan.md",
             "sizeBytes": 22,
-            "storage": "0.00 MB",
-            "files": "1",
+            "storage": "0.00/1073741824 MB",
+            "files": "1/10000000",
         }
         assert (docs / "notes/plan.md").read_text() == "# Plan\n\none\ntwo\nthree\n"
 
@@ -220,7 +224,7 @@ async def test_write_read_and_list_in_readmedb_shapes(docs: Path, connect: Conne
 
         # write_file overwrites (ReadmeDB), and the history keeps what it replaced
         again = await js(s, "write_file", name="notes/plan.md", content="# Plan\n\nrewritten\n")
-        assert (again["sizeBytes"], again["files"]) == (18, "2")
+        assert (again["sizeBytes"], again["files"]) == (18, "2/10000000")
         assert (await js(s, "read_file", name="notes/plan.md"))["content"] == "# Plan\n\nrewritten\n"
         history = await js(s, "get_file_history", name="notes/plan.md")
         assert [v["contentLength"] for v in history] == [18, 22]
@@ -286,7 +290,7 @@ async def test_the_one_megabyte_limit(docs: Path, connect: Connect) -> None:
         exactly = "x" * (MB - 1) + "\n"
         written = await js(s, "write_file", name="big.md", content=exactly)
         assert written["sizeBytes"] == MB
-        assert written["storage"] == "1.00 MB"
+        assert written["storage"] == "1.00/1073741824 MB"
         over = await s.error("write_file", name="huge.md", content="y" * (MB + 1))
         assert over.startswith("FILE_TOO_LARGE: ")
         assert "1,048,576" in over
@@ -411,8 +415,8 @@ async def test_append_to_file_creates_and_starts_on_a_new_line(docs: Path, conne
             "name": "log/today.md",
             "sizeBytes": 7,
             "lines": 1,
-            "storage": "0.00 MB",
-            "files": "1",
+            "storage": "0.00/1073741824 MB",
+            "files": "1/10000000",
         }
         more = await js(s, "append_to_file", name="log/today.md", content="- second\n")
         assert (docs / "log/today.md").read_text() == "- first\n- second\n"

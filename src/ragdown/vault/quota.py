@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragdown.core.config import problem
+from ragdown.core.config import bounds, problem
 from ragdown.core.errors import bad_request, over_quota, too_large
 from ragdown.core.paths import is_markdown
 from ragdown.vault.folders import SETTINGS_FILE, read_settings_file
@@ -58,6 +58,22 @@ class Quota:
 
     def as_dict(self) -> dict[str, int]:
         return {k: v for k in QUOTA_KEYS if (v := getattr(self, k)) is not None}
+
+    def or_ceilings(self) -> Quota:
+        """This quota with `max_files` and `max_bytes`, where unset, at their ceiling: the largest value
+        the setting may take (`config`'s bounds: 10,000,000 files, 1 PiB), the server's hard limit when a
+        folder sets none. For answers that must give a number in every limit field (ReadmeDB's summary and
+        write answers)."""
+        return Quota(
+            max_files=self.max_files if self.max_files is not None else ceiling("max_files"),
+            max_bytes=self.max_bytes if self.max_bytes is not None else ceiling("max_bytes"),
+            max_file_bytes=self.max_file_bytes,
+        )
+
+
+def ceiling(key: str) -> int:
+    """The largest value the quota setting `key` may take (its bound in `config`'s schema)."""
+    return int(bounds(key)["le"])
 
 
 def parse_quota(raw: dict[str, Any], *, where: str = SETTINGS_FILE) -> Quota:
@@ -210,6 +226,7 @@ __all__ = [
     "Limits",
     "Quota",
     "Usage",
+    "ceiling",
     "check",
     "held",
     "limits_of",

@@ -186,20 +186,19 @@ def files_text(used: int, limit: int | None) -> str:
 
 
 def usage(ctx: ToolContext) -> dict[str, str]:
-    """A write answer's `storage` and `files`: when the folder has a quota, the folder's usage against it
-    (`"0.05/5 MB"`, `"13/50"`), as ReadmeDB writes it; without one, the namespace's usage (`"0.05 MB"`,
-    `"13"`)."""
+    """A write answer's `storage` and `files`, as ReadmeDB writes them (`"0.05/5 MB"`, `"13/50"`): when the
+    folder has a quota, the folder's usage against it; without one, the namespace's usage against the
+    server's ceilings (`quota.Quota.or_ceilings`: `"13/10000000"`), so a limit is always there to parse."""
     limits = quota.quota_of(ctx.scope.folder_dir)
+    ceilings = limits.or_ceilings()
     if not limits.set:
         records = records_of(ctx, ctx.store())
-        return {
-            "storage": storage_text(sum(r.size for r in records), None),
-            "files": files_text(len(records), None),
-        }
-    used = quota.usage_of(ctx.scope.folder_dir)
+        used = quota.Usage(len(records), sum(r.size for r in records))
+    else:
+        used = quota.usage_of(ctx.scope.folder_dir)
     return {
-        "storage": storage_text(used.bytes, limits.max_bytes),
-        "files": files_text(used.files, limits.max_files),
+        "storage": storage_text(used.bytes, ceilings.max_bytes),
+        "files": files_text(used.files, ceilings.max_files),
     }
 
 

@@ -119,8 +119,9 @@ same files are searchable through ragdown's own tools and editable in any editor
   {CONTEXT_LINES[0]}-{CONTEXT_LINES[1]} (default 3). get_file_history: the {HISTORY_SHOWN} newest versions.
 - Quotas (plan `{PLAN}`): the folder's own, set by the server's admin, if any: most files (`maxFiles`),
   most bytes of all files together (`maxStorageBytes`), most bytes of one file. get_namespace_summary reports
-  them with `maxMB`, `filesUsedPct` and `storageUsedPct` (all `null` when none is set); a write's `storage`
-  and `files` show the usage against them (`"0.05/5 MB"`, `"13/50"`; usage alone without one). A namespace
+  them with `maxMB`, `filesUsedPct` and `storageUsedPct`; a write's `storage` and `files` show the usage
+  against them (`"0.05/5 MB"`, `"13/50"`). Without a quota the limits are the server's ceilings (the
+  largest quota there can be: 10,000,000 files, 1 PiB), numbers all the same. A namespace
   that is a subfolder shares its folder's quota: these fields count the whole folder (`quotaUsage` in the
   summary names it), while `fileCount` and `storageBytes` count the namespace. A write,
   append, patch or restore that would pass one is refused before anything changes: `QUOTA_EXCEEDED` for the
@@ -184,8 +185,9 @@ No parameters. Call once at session start, and follow `recommended_action`.
 Returns `{{fileCount, maxFiles, filesUsedPct, storageBytes, maxStorageBytes, storageUsedPct, storageMB,
 maxMB, plan, recentFiles, recommended_action}}`: `recentFiles` are the {RECENT_FILES} most recently changed
 (`{{name, updatedAt, age}}`, age like `2h ago`). Plan is `{PLAN}`; the max and pct fields are the folder's
-quota and its use (`null` when none is set). With a quota set, `storage` and `files` too: the use as a write
-answers it (`"0.05/5 MB"`, `"13/50"`), and `quotaUsage`: `{{folder, fileCount, storageBytes}}`, the
+quota and its use (without a quota: the server's ceilings, 10,000,000 files and 1 PiB, always numbers), and
+`storage` and `files` the use as a write answers it (`"0.05/5 MB"`, `"13/50"`). With a quota set,
+`quotaUsage` too: `{{folder, fileCount, storageBytes}}`, the
 folder whose quota it is and its usage, which the max and pct fields, `storage` and `files` describe;
 `fileCount`, `storageBytes`, `storageMB` and `recentFiles` describe this namespace (at a subfolder
 endpoint, the subfolder only). {_recommendation_text()}
@@ -219,7 +221,7 @@ Parameters: `name` (required), `content` (required, at most {MAX_FILE_BYTES:,} b
 
 Creates or replaces the file; the version replaced stays in the history. Returns `{{ok, name, sizeBytes,
 storage, files}}` (the folder's usage against its quota when one is set, `"0.05/5 MB"`, `"13/50"`; else
-usage alone, `"0.05 MB"`, `"13"`), with `"skipped": true` when if_not_exists left an existing file alone.
+the namespace's against the server's ceilings, `"0.05/1073741824 MB"`, `"13/10000000"`), with `"skipped": true` when if_not_exists left an existing file alone.
 Errors: `FILE_TOO_LARGE`, `QUOTA_EXCEEDED`, `INVALID_NAME`.
 """,
     "patch_file": """# patch_file

@@ -73,8 +73,8 @@ def recommended_action(count: int, size: int) -> str:
     )
 
 
-def _pct(used: int, limit: int | None) -> int | None:
-    return round(100 * used / limit) if limit else None
+def _pct(used: int, limit: int | None) -> int:
+    return round(100 * used / limit) if limit else 0
 
 
 def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
@@ -92,21 +92,24 @@ def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
       `{folder, fileCount, storageBytes}`, the folder those fields describe and the counts behind them.
 
     At a folder endpoint both are the same folder (the quota counts the Markdown documents on disk, the
-    namespace's fields what the index holds, which a moment ago's edit can make differ). Without a quota the
-    limit and percentage fields are `null`, and `files`, `storage` and `quotaUsage` are left out. `storageMB`
-    takes as many decimals as `maxMB` needs (`limit_mb`), so the two compare.
+    namespace's fields what the index holds, which a moment ago's edit can make differ). Every field is a
+    number (or ReadmeDB's string of one), always: without a quota the limits are the server's ceilings
+    (`quota.Quota.or_ceilings`: 10,000,000 files, 1 PiB), measured against the namespace's own usage, so a
+    client computing `fileCount / maxFiles` works. `storageMB` takes as many decimals as `maxMB` needs
+    (`limit_mb`), so the two compare.
     """
     records = records_of(ctx, ctx.store())
     size = sum(r.size for r in records)
     now_ms = int(time.time() * 1000)
     recent = sorted(records, key=lambda r: (-r.mtime_ns, r.path))[:RECENT_FILES]
     limits = quota.quota_of(ctx.scope.folder_dir)
-    used = quota.usage_of(ctx.scope.folder_dir) if limits.set else None  # what the quota counts
+    ceilings = limits.or_ceilings()
+    max_files, max_bytes = ceilings.max_files or 0, ceilings.max_bytes or 0
+    # what the quota counts: the folder on disk; without one, the namespace itself
+    used = quota.usage_of(ctx.scope.folder_dir) if limits.set else quota.Usage(len(records), size)
     folder_usage: dict[str, Any] = {}
-    if used is not None:
+    if limits.set:
         folder_usage = {
-            "storage": storage_text(used.bytes, limits.max_bytes),
-            "files": files_text(used.files, limits.max_files),
             "quotaUsage": {
                 "folder": ctx.scope.folder or ctx.scope.root.name,
                 "fileCount": used.files,
@@ -115,13 +118,15 @@ def summary(ctx: ToolContext, _a: NoArgs) -> dict[str, Any]:
         }
     return {
         "fileCount": len(records),
-        "maxFiles": limits.max_files,
-        "filesUsedPct": _pct(used.files, limits.max_files) if used else None,
+        "maxFiles": max_files,
+        "filesUsedPct": _pct(used.files, max_files),
         "storageBytes": size,
-        "maxStorageBytes": limits.max_bytes,
-        "storageUsedPct": _pct(used.bytes, limits.max_bytes) if used else None,
-        "storageMB": used_mb(size, limits.max_bytes),
-        "maxMB": limit_mb(limits.max_bytes) if limits.max_bytes else None,
+        "maxStorageBytes": max_bytes,
+        "storageUsedPct": _pct(used.bytes, max_bytes),
+        "storageMB": used_mb(size, max_bytes),
+        "maxMB": limit_mb(max_bytes),
+        "storage": storage_text(used.bytes, max_bytes),
+        "files": files_text(used.files, max_files),
         **folder_usage,
         "plan": PLAN,
         "recentFiles": [
