@@ -138,6 +138,7 @@ def _delete_folder(world: World, n: int) -> Request:
 SAMPLES: dict[tuple[str, str], Sample] = {
     ("/api/status", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/status"},
     ("/api/openapi.json", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/openapi.json"},
+    ("/api/openapi", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/openapi"},
     ("/api/settings", "PATCH"): lambda w, f, n: {"method": "PATCH", "url": "/api/settings", "json": {}},
     ("/api/query-log", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/query-log"},
     ("/api/query-log", "DELETE"): lambda w, f, n: {"method": "DELETE", "url": "/api/query-log"},

@@ -167,7 +167,9 @@ def test_a_401_says_where_to_authenticate_and_the_metadata_answers(
     missing = anonymous.post("/mcp/ops", json={})
     assert missing.status_code == 401
     prm_url = f"{APP_URL}/.well-known/oauth-protected-resource/mcp/ops"
-    assert missing.headers["www-authenticate"] == f'Bearer resource_metadata="{prm_url}"'
+    assert missing.headers["www-authenticate"] == (
+        f'Bearer resource_metadata="{prm_url}", realm="ragdown", authorization_server="{APP_URL}"'
+    )
     wrong = server.client(token="rdk_not-a-key").post("/mcp/ops/sub", json={})
     assert wrong.status_code == 401
     challenge = wrong.headers["www-authenticate"]
@@ -176,7 +178,8 @@ def test_a_401_says_where_to_authenticate_and_the_metadata_answers(
     api = anonymous.get("/api/docs")
     assert api.status_code == 401
     assert api.headers["www-authenticate"] == (
-        f'Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource/api"'
+        f'Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource/api", realm="ragdown", '
+        f'authorization_server="{APP_URL}"'
     )
 
     prm = anonymous.get(prm_url)
@@ -207,9 +210,9 @@ def test_the_public_url_names_every_address(docs: Path, start_app: StartServer) 
     server = start_app(docs, RAGDOWN_PUBLIC_URL="https://notes.example.com/")
     anonymous = server.anonymous
     challenge = anonymous.post("/mcp/ops", json={}).headers["www-authenticate"]
-    assert (
-        challenge
-        == 'Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp/ops"'
+    assert challenge == (
+        'Bearer resource_metadata="https://notes.example.com/.well-known/oauth-protected-resource/mcp/ops", '
+        'realm="ragdown", authorization_server="https://notes.example.com"'
     )
     prm = anonymous.get("/.well-known/oauth-protected-resource/mcp/ops").json()
     assert prm["resource"] == "https://notes.example.com/mcp/ops"

@@ -386,7 +386,10 @@ def test_whoami_folders_and_the_dispatch(server: Server) -> None:
     refused(unknown, 401, "unauthorized")
     challenge = unknown.headers["www-authenticate"]
     assert challenge.startswith("Bearer ")
-    assert challenge == f'Bearer resource_metadata="{server.url}/.well-known/oauth-protected-resource/api"'
+    assert challenge == (
+        f'Bearer resource_metadata="{server.url}/.well-known/oauth-protected-resource/api", realm="ragdown", '
+        f'authorization_server="{server.url}"'
+    )
     refused(api.patch(f"{V1}/work/files/a.md", json={}), 405, "method_not_allowed")
     refused(api.get("/api/v1/nothing"), 404, "no_route")
     refused(

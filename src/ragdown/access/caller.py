@@ -19,6 +19,8 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragdown.core.errors import Refusal
+
 Role = Literal["read", "write", "admin"]
 ROLES: tuple[Role, ...] = ("read", "write", "admin")
 SCOPE_KEY = "ragdown.access"  # where the HTTP dispatch puts a request's Access in its ASGI scope
@@ -48,6 +50,17 @@ class Access:
         """Whether this caller may change anything at all (a read key may not)."""
         return self.role in ("write", "admin")
 
+    @property
+    def namespace(self) -> str | None:
+        """The one folder this caller is scoped to, or None (the admin, an all-folders key, several folders).
+
+        ReadmeDB's clients know no folders: each key is a namespace, and they call `/api/v1/files…` and
+        `/api/mcp` with the key alone. A key (or OAuth token) of exactly one folder has those routes on that
+        folder (`http/namespace.py`); any other caller is told to name the folder in the URL."""
+        if self.folders is None or len(self.folders) != 1:
+            return None
+        return next(iter(self.folders))
+
     def visible(self, folders: list[str]) -> list[str]:
         """The folders of `folders` this caller sees, in their order."""
         if self.folders is None:
@@ -60,6 +73,28 @@ OPEN = Access(who="open", role="admin", folders=None)  # no RAGDOWN_TOKEN: the t
 NOBODY = Access(who="nobody", role="read", folders=frozenset())  # a scope no dispatch has vouched for
 
 
+NAMESPACE_CODE = "not_a_namespace"  # the code of `namespace_of`'s refusal (REST v1's `code`)
+
+
+def namespace_of(access: Access, route: str) -> str:
+    """The folder `route` (`/api/v1/files…`, `/api/mcp`: ReadmeDB's routes, a key's namespace) works on
+    for this caller; a caller of no single folder is refused with the routes that name the folder."""
+    folder = access.namespace
+    if folder is not None:
+        return folder
+    if access.folders is None:
+        whose = "the admin's token" if access.is_admin else "this key sees every folder: it"
+    else:
+        whose = f"this key sees {len(access.folders)} folders: it"
+    raise Refusal(
+        "invalid",
+        f"{route} works on the one folder a key is made for (a ReadmeDB namespace), and {whose} names no "
+        "single folder: name the folder in the URL (/api/v1/folders/{folder}/files… for REST, /mcp/{folder} "
+        "for MCP), or use a key of one folder (ragdown keys create --name N --folders F --role write)",
+        NAMESPACE_CODE,
+    )
+
+
 def access_of(request_scope: MutableMapping[str, Any]) -> Access:
     """The `Access` the HTTP dispatch resolved for this request. A scope it never saw (a route called by
     hand) sees nothing rather than everything."""
@@ -67,4 +102,15 @@ def access_of(request_scope: MutableMapping[str, Any]) -> Access:
     return found if isinstance(found, Access) else NOBODY
 
 
-__all__ = ["ADMIN", "NOBODY", "OPEN", "ROLES", "SCOPE_KEY", "Access", "Role", "access_of"]
+__all__ = [
+    "ADMIN",
+    "NAMESPACE_CODE",
+    "NOBODY",
+    "OPEN",
+    "ROLES",
+    "SCOPE_KEY",
+    "Access",
+    "Role",
+    "access_of",
+    "namespace_of",
+]

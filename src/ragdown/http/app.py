@@ -21,7 +21,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.requests import Request
@@ -29,7 +29,7 @@ from starlette.responses import FileResponse, Response
 from starlette.types import Message, Receive, Scope, Send
 
 from ragdown import toolsets
-from ragdown.access.caller import ADMIN, SCOPE_KEY, Access, access_of
+from ragdown.access.caller import ADMIN, SCOPE_KEY, Access, access_of, namespace_of
 from ragdown.access.scope import Scope as DocScope
 from ragdown.access.scope import open_scope
 from ragdown.core.errors import (
@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 NOT_FOUND_MCP = {"error": "Not found"}
+NAMESPACE_MCP = "/api/mcp"  # ReadmeDB's MCP endpoint: the readmedb tool set on the one folder of the key
+NAMESPACE_TOOLSET = "readmedb"
 RPC_ID_BYTES = 65_536  # of a rate-limited MCP request's body read to answer with its id
 
 Route = Callable[[base.Api, Request], Awaitable[Response]]
@@ -89,6 +91,7 @@ API: dict[str, dict[str, Route]] = {
     "/api/file": {"GET": docs.get_file},
     "/api/keys": {"GET": keyroutes.list_keys, "POST": keyroutes.create_key},
     "/api/openapi.json": {"GET": openapi.openapi_json},
+    "/api/openapi": {"GET": openapi.openapi_json},  # where ReadmeDB's reference says its OpenAPI spec is
 }
 FOLDER_API: dict[str, FolderRoute] = {"PATCH": folders.patch_folder, "DELETE": folders.delete_folder}
 # Routes with one path segment after the prefix (`/api/keys/<id>`): the segment is the route's argument.
@@ -128,6 +131,7 @@ NEEDS: dict[str, dict[str, Need]] = {
     "/api/folders/": {"PATCH": "admin", "DELETE": "admin"},
     "/api/keys/": {"DELETE": "admin"},
     "/api/openapi.json": {"GET": "open"},
+    "/api/openapi": {"GET": "open"},
     **rest.NEEDS,  # /api/v1: templated paths (`{folder}`, `{path}`, `{version}`), matched by `rest.route_of`
 }
 MCP_NEED: Need = "read"  # every MCP endpoint: which folders and tools, the endpoint decides by the access
@@ -186,7 +190,7 @@ class RagdownApp:
         access = self.guard.resolve(request.headers.get("authorization"))
         if access is not None:
             scope[SCOPE_KEY] = access
-        is_mcp = path == "/mcp" or path.startswith("/mcp/")
+        is_mcp = path in ("/mcp", NAMESPACE_MCP) or path.startswith("/mcp/")
         if not self._is_static(request):
             wait = self.limiter.take(self._caller(request, access))
             if wait is not None:
@@ -352,14 +356,25 @@ class RagdownApp:
             await self._unauthorized(request)(scope, receive, send)
             return
         access = access_of(scope)
-        found = self._mcp_scope(scope["path"], access)
+        path, default_toolset = scope["path"], None
+        if path == NAMESPACE_MCP:  # ReadmeDB's endpoint: its tool set, at the folder of a one-folder key
+            try:
+                path = "/mcp/" + quote(namespace_of(access, NAMESPACE_MCP), safe="")
+            except Refusal as err:
+                await refused(err)(scope, receive, send)
+                return
+            default_toolset = NAMESPACE_TOOLSET
+        found = self._mcp_scope(path, access)
         if found is None:
             body = NOT_FOUND_MCP if scope["path"] != "/mcp" else {"error": "Pick a folder: /mcp/<folder>"}
+            if default_toolset is not None:
+                body = {"error": "this key's folder is not served over MCP: its settings' `mcp` is off"}
             await error(NO_ROUTE, body["error"])(scope, receive, send)
             return
         doc_scope, name, title, folder_toolset = found
         try:
-            selection = self._tools_for(doc_scope, request.query_params.get("toolset"), folder_toolset)
+            asked = request.query_params.get("toolset") or default_toolset
+            selection = self._tools_for(doc_scope, asked, folder_toolset)
         except Refusal as err:
             await refused(err)(scope, receive, send)
             return

@@ -166,7 +166,7 @@ def _url_parameters(template: str) -> list[str]:
 def _tag(ep: Endpoint) -> str:
     if ep.operation_id in ("search", "searchFolders", "outline", "documentTree"):
         return "find"
-    if not ep.under_folder:
+    if not ep.in_folder:
         return "access"
     if ep.operation_id in ("history", "getVersion", "diff", "restore"):
         return "versions"
@@ -180,7 +180,7 @@ def _responses(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
         out["200"] = {"description": "Replaced.", **answer}
         out["201"] = {"description": "Created.", **answer}
     codes = [400, 401, 403, 429, 503]
-    if ep.under_folder or "folder" in ep.args.model_fields:  # a folder in the URL, or named in the query
+    if ep.in_folder or "folder" in ep.args.model_fields:  # a folder in the URL or the key's, or the query's
         codes.append(404)
     if ep.writes:
         codes.extend(WRITE_ERRORS)

@@ -89,7 +89,11 @@ CONSENT_TRIES = 5  # wrong admin tokens before a consent request is dropped
 RESOURCE_METADATA = "/.well-known/oauth-protected-resource"
 SERVER_METADATA = "/.well-known/oauth-authorization-server"
 SDK_PATHS = frozenset({SERVER_METADATA, AUTHORIZATION_PATH, TOKEN_PATH, REGISTRATION_PATH, REVOCATION_PATH})
-PATHS = SDK_PATHS | {CONSENT_PATH, RESOURCE_METADATA}  # and RESOURCE_METADATA/<resource path>
+# ReadmeDB's reference names `/oauth/authorize` and `/oauth/token`: the same endpoints as the metadata's.
+ALIASES = {"/oauth/authorize": AUTHORIZATION_PATH, "/oauth/token": TOKEN_PATH}
+PATHS = SDK_PATHS | {CONSENT_PATH, RESOURCE_METADATA, *ALIASES}  # and RESOURCE_METADATA/<resource path>
+# The resources a ReadmeDB client calls (`/api/mcp`, `/api/v1/files…`): their 401 names ReadmeDB's realm.
+READMEDB_PATHS = ("/api/mcp", "/api/v1/files")
 FORM_BYTES = 64 * 1024
 ROUTERS_KEPT = 8  # base URLs whose routes are kept built (more than one only without RAGDOWN_PUBLIC_URL)
 _URL = TypeAdapter(AnyHttpUrl, config=ConfigDict(url_preserve_empty_path=True))
@@ -280,17 +284,26 @@ class OAuth:
     def resource_metadata_url(self, scope: Scope) -> str:
         """RFC 9728's metadata URL for the resource a request asked for: the MCP endpoint, or `/api`."""
         path: str = scope["path"]
-        if path == "/mcp" or path.startswith("/mcp/"):
+        if path in ("/mcp", READMEDB_PATHS[0]) or path.startswith("/mcp/"):
             resource = quote(path.rstrip("/"), safe="/", errors="surrogateescape")
         else:
             resource = "/api"
         return f"{self.base_url(scope)}{RESOURCE_METADATA}{resource}"
 
     def challenge(self, scope: Scope, *, presented: bool) -> str:
-        """`WWW-Authenticate` for a 401: where to authenticate, and (a token was sent) that it is no good."""
+        """`WWW-Authenticate` for a 401 (RFC 6750's syntax): that a token sent is no good, where to
+        authenticate (RFC 9728's `resource_metadata`, what MCP clients follow), and, as ReadmeDB's 401 says
+        it, the `realm` (`readmedb` on its routes, else `ragdown`) and the `authorization_server`."""
         fields = ['error="invalid_token"', 'error_description="the token is unknown, expired or revoked"']
-        url = f'resource_metadata="{self.resource_metadata_url(scope)}"'
-        return "Bearer " + ", ".join([*fields, url] if presented else [url])
+        path: str = scope["path"]
+        readmedb = any(path == p or path.startswith(p + "/") for p in READMEDB_PATHS)
+        fields = [*fields] if presented else []
+        fields += [
+            f'resource_metadata="{self.resource_metadata_url(scope)}"',
+            f'realm="{"readmedb" if readmedb else "ragdown"}"',
+            f'authorization_server="{self.base_url(scope)}"',
+        ]
+        return "Bearer " + ", ".join(fields)
 
     # -- dispatch ------------------------------------------------------------------------------------
 
@@ -313,6 +326,8 @@ class OAuth:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        if scope["path"] in ALIASES:
+            scope = {**scope, "path": ALIASES[scope["path"]]}
         reset = BASE.set(base)
         try:
             await router(scope, receive, tracked)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ragdown.access.caller import Access, access_of
+from ragdown.access.caller import Access, access_of, namespace_of
 from ragdown.access.scope import Scope
 from ragdown.core.errors import Refusal, bad_request, forbidden, not_found
 from ragdown.core.paths import is_usable, shown
@@ -62,14 +62,21 @@ class Endpoint:
     fixed: Mapping[str, Any] = field(default_factory=dict)  # arguments the route sets (not documented)
     tool: str | None = None  # the MCP tool whose argument model it takes (and, for some, its handler)
     index: bool = True  # waits for the index (whoami does not: it answers during a first index too)
+    namespace: bool = False  # ReadmeDB's route (`/api/v1/files…`): on the one folder of the caller's key
+
+    @property
+    def under_folder(self) -> bool:
+        """Whether its URL names a folder (`{folder}`)."""
+        return "{folder}" in self.path
+
+    @property
+    def in_folder(self) -> bool:
+        """Whether it works in one folder: the URL's, or the key's own (`namespace`)."""
+        return self.under_folder or self.namespace
 
     @property
     def in_body(self) -> bool:
         return self.method in ("POST", "PUT")
-
-    @property
-    def under_folder(self) -> bool:
-        return "{folder}" in self.path
 
     @property
     def hidden(self) -> frozenset[str]:
@@ -82,13 +89,15 @@ class Endpoint:
             reply = await self._reply(api, request)
         except Refusal as err:
             return refused(err, coded=True)
-        return ok(reply.body.model_dump(mode="json", by_alias=True), reply.status)
+        # ReadmeDB's routes answer the one status its reference gives each (its PUT: 200, created or not).
+        status = self.status if self.namespace else reply.status
+        return ok(reply.body.model_dump(mode="json", by_alias=True), status)
 
     async def _reply(self, api: Api, request: Request) -> Reply:
         access = access_of(request.scope)
         params = decoded_params(request.path_params)
-        folder = params.get("folder", "")
-        if self.under_folder:
+        folder = namespace_of(access, self.path) if self.namespace else params.get("folder", "")
+        if self.in_folder:
             if not access.sees(folder) or not is_usable(folder) or folder not in list_folders(api.root):
                 raise not_found(f"no such folder: {shown(folder)}")
             if self.writes:

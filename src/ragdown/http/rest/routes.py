@@ -3,6 +3,7 @@ path for `http/app.py`'s dispatch, and who may call each (`NEEDS`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Literal
 from urllib.parse import quote
@@ -147,6 +148,30 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              DeleteArgs, DeleteAnswer, delete_file, writes=True, url_fields=NAME),
 )  # fmt: skip
 
+# ReadmeDB's REST routes, verbatim: a key is a namespace, so `/api/v1/files…` work on the one folder of the
+# caller's key (`Access.namespace`; any other caller: 400 `not_a_namespace`, naming the routes above). The
+# folder routes' own endpoints, each answering the one status ReadmeDB's reference gives it.
+NAMESPACE_FILES = f"{PREFIX}/files"
+NAMESPACE_ROUTES = {
+    (f"{FOLDER}/files", "GET"): ("nsListFiles", 200),
+    (f"{FOLDER}/files", "POST"): ("nsCreateFile", 201),
+    (FILE, "GET"): ("nsReadFile", 200),
+    (FILE, "PUT"): ("nsWriteFile", 200),
+    (FILE, "DELETE"): ("nsDeleteFile", 200),
+}
+ENDPOINTS += tuple(
+    dataclasses.replace(
+        ep,
+        path=ep.path.replace(f"{FOLDER}/files", NAMESPACE_FILES),
+        operation_id=NAMESPACE_ROUTES[(ep.path, ep.method)][0],
+        summary=f"{ep.summary} In the key's one folder (ReadmeDB's route: a key is a namespace).",
+        status=NAMESPACE_ROUTES[(ep.path, ep.method)][1],
+        namespace=True,
+    )
+    for ep in ENDPOINTS
+    if (ep.path, ep.method) in NAMESPACE_ROUTES
+)
+
 
 def _pattern(template: str) -> re.Pattern[str]:
     parts = re.split(r"(\{\w+\})", template)
@@ -203,4 +228,14 @@ NEEDS: dict[str, dict[str, Literal["open", "read", "write", "admin"]]] = {
 }
 
 
-__all__ = ["ENDPOINTS", "NEEDS", "PREFIX", "ROUTES", "Endpoint", "is_v1", "match", "route_of"]
+__all__ = [
+    "ENDPOINTS",
+    "NAMESPACE_FILES",
+    "NEEDS",
+    "PREFIX",
+    "ROUTES",
+    "Endpoint",
+    "is_v1",
+    "match",
+    "route_of",
+]
