@@ -388,8 +388,8 @@ def validate_notes_dir(value: str) -> str:
 class ClientEnv:
     """What the CLI client (`ragdown/client/`) takes from the environment."""
 
-    url: str | None  # RAGDOWN_URL
-    api_key: str | None  # RAGDOWN_API_KEY
+    url: str | None  # RAGDOWN_URL, else READMEDB_URL
+    api_key: str | None  # RAGDOWN_API_KEY, else READMEDB_API_KEY
     config_file: Path  # $XDG_CONFIG_HOME/ragdown/client.json, else ~/.config/ragdown/client.json
 
 
@@ -398,10 +398,23 @@ def client_env(env: Mapping[str, str] | None = None) -> ClientEnv:
     xdg = env.get("XDG_CONFIG_HOME")
     base = Path(xdg).expanduser() if xdg else Path(env.get("HOME", str(Path.home()))) / ".config"
     return ClientEnv(
-        url=BY_KEY["client_url"].read(env),
-        api_key=BY_KEY["client_api_key"].read(env),
+        url=_client_value("client_url", env),
+        api_key=_client_value("client_api_key", env),
         config_file=base / "ragdown" / "client.json",
     )
+
+
+# ReadmeDB's `rdb` reads these: scripts written for it keep working. ragdown's own variable wins when both
+# are set (it is the more specific: someone set it for ragdown).
+READMEDB_CLIENT_ENV = {"client_url": "READMEDB_URL", "client_api_key": "READMEDB_API_KEY"}
+
+
+def _client_value(key: str, env: Mapping[str, str]) -> str | None:
+    value: str | None = BY_KEY[key].read(env)
+    if value is None:
+        other = env.get(READMEDB_CLIENT_ENV[key], "").strip()
+        value = other or None
+    return value
 
 
 def _cache_root(env: Mapping[str, str]) -> Path:

@@ -22,6 +22,7 @@ COMMANDS = (
     "cat",
     "write",
     "append",
+    "edit",
     "rm",
     "mv",
     "patch",
@@ -47,6 +48,12 @@ def _lines(text: str) -> tuple[int | None, int | None]:
     if (start is not None and start < 1) or (end is not None and end < 1):
         raise argparse.ArgumentTypeError("--lines counts from 1")
     return start, end
+
+
+def _duration(text: str) -> int:
+    from ragdown.cli.client.rdb import duration_s  # a small module of the standard library's imports
+
+    return duration_s(text)
 
 
 class _Intermixed(argparse.ArgumentParser):
@@ -120,6 +127,12 @@ def register(sub: Any) -> None:
     p.add_argument("where", nargs="?", metavar="FOLDER[/SUBFOLDER]")
     p.add_argument("--limit", type=int, default=500, help="most documents (1-500, default 500)")
     p.add_argument("--offset", type=int, default=0)
+    p.add_argument(
+        "--since",
+        type=_duration,
+        metavar="DURATION",
+        help="only documents changed in the last 30m, 2h, 7d… (newest first; no FOLDER: every folder)",
+    )
 
     p = command("cat", "client: print documents (FOLDER/PATH.md)")
     p.add_argument("paths", nargs="+", metavar="FOLDER/PATH")
@@ -144,6 +157,11 @@ def register(sub: Any) -> None:
     p.add_argument("--file", help="read the content from this file")
     p.add_argument("--heading", help="at the end of this section instead")
 
+    p = command(
+        "edit", "client: open a document in $EDITOR and write it back (refused if it changed meanwhile)"
+    )
+    p.add_argument("path", metavar="FOLDER/PATH")
+
     p = command("rm", "client: delete a document, into the trash (restore brings it back)")
     p.add_argument("path", metavar="FOLDER/PATH")
     p.add_argument("--base-hash", help="only if it still has this hash")
@@ -152,6 +170,9 @@ def register(sub: Any) -> None:
     p = command("mv", "client: move or rename a document inside its folder, rewriting links to it")
     p.add_argument("source", metavar="FOLDER/PATH")
     p.add_argument("target", metavar="FOLDER/NEWPATH")
+    p.add_argument(
+        "-f", "--force", action="store_true", help="replace a document at NEWPATH (it goes to the trash)"
+    )
 
     p = command("patch", "client: replace literal text in a document (the first occurrence by default)")
     p.add_argument("path", metavar="FOLDER/PATH")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragdown.cli.client import rdb
 from ragdown.cli.client.remote import (
     API,
     ClientError,
@@ -140,6 +141,9 @@ def whoami(args: argparse.Namespace, remote: Remote) -> None:
 
 
 def ls(args: argparse.Namespace, remote: Remote) -> None:
+    if args.since is not None:
+        ls_since(args, remote)
+        return
     if not args.where:
         body = remote.call("GET", f"{API}/folders")
         lines = [
@@ -155,6 +159,31 @@ def ls(args: argparse.Namespace, remote: Remote) -> None:
     rest = body["total"] - body["offset"] - body["returned"]
     if rest > 0 and not args.json:
         print(f"… {rest} more: --offset {body['offset'] + body['returned']}", file=sys.stderr)
+
+
+def ls_since(args: argparse.Namespace, remote: Remote) -> None:
+    """`ls [FOLDER[/SUB]] --since 2h`: the documents changed lately, newest first (every folder the key
+    sees when none is named), then `--offset` and `--limit`."""
+    if args.where:
+        folder, _, prefix = args.where.strip().strip("/").partition("/")
+        places = [(folder, prefix)]
+    else:
+        places = [(f["name"], "") for f in remote.call("GET", f"{API}/folders")["folders"]]
+    found = [f for folder, prefix in places for f in rdb.changed_since(remote, folder, prefix, args.since)]
+    found.sort(key=lambda f: (-f["updatedAt"], f["folder"], f["name"]))
+    shown = found[args.offset : args.offset + args.limit]
+    body = {"files": shown, "since_s": args.since, "total": len(found)}
+    emit(args, body, "\n".join(f"{f['folder']}/{f['name']}" for f in shown) or None)
+
+
+def edit(args: argparse.Namespace, remote: Remote) -> None:
+    folder, path = split_doc(args.path)
+    body = rdb.edit(args, remote, folder, path)
+    if args.json:
+        emit(args, body, None)
+    else:
+        rdb.print_edit(folder, body)
+        tell(body)
 
 
 def cat(args: argparse.Namespace, remote: Remote) -> None:
@@ -217,7 +246,8 @@ def mv(args: argparse.Namespace, remote: Remote) -> None:
     to_folder, to = split_doc(args.target, "the new path")
     if to_folder != folder:
         raise ClientError(f"a move stays inside its folder: {args.target} is not in {folder}/", 2)
-    body = remote.call("POST", folder_path(folder, "files", path, "move"), body={"to": to})
+    payload = {"to": to, "overwrite": True} if args.force else {"to": to}
+    body = remote.call("POST", folder_path(folder, "files", path, "move"), body=payload)
     links = f"; links updated in {', '.join(body['updated'])}" if body["updated"] else ""
     emit(args, body, f"moved {folder}/{body['from']} to {folder}/{body['to']}{links}")
     if not args.json:
@@ -375,6 +405,7 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], None]] = {
     "cat": cat,
     "write": write,
     "append": append,
+    "edit": edit,
     "rm": rm,
     "mv": mv,
     "patch": patch,

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragdown.access.scope import Scope
 from ragdown.core.atomic import sha256_hex
-from ragdown.core.errors import Refusal, not_found
+from ragdown.core.errors import Refusal, bad_request, not_found
 from ragdown.core.paths import normalise_prefix, shown, split_safe
 from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
@@ -38,6 +38,7 @@ from ragdown.http.rest.models import (
     HistoryAnswer,
     ListFilesArgs,
     MoveAnswer,
+    MoveRestArgs,
     Named,
     OutlineAnswer,
     OutlineNode,
@@ -61,13 +62,13 @@ from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, res
 from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs, file_lines, recall_hits, recall_limit
 from ragdown.tools.versions import followed, trash_json, trashed, version_bytes
-from ragdown.tools.write import EditArgs, MoveArgs, lint_warnings, move_path
+from ragdown.tools.write import EditArgs, lint_warnings, move_path
 from ragdown.toolsets.readmedb.base import created_ms, head, ms, updated_ms
 from ragdown.toolsets.readmedb.files import ReadArgs, line_range, patch_text
 from ragdown.vault import quota
 from ragdown.vault.folders import folder_settings, list_folders
 from ragdown.vault.ignore import refuse_ignored
-from ragdown.vault.sandbox import read_plain, resolve_in
+from ragdown.vault.sandbox import is_plain_file, read_plain, resolve_in
 from ragdown.writes import door
 
 
@@ -309,18 +310,39 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
     return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None, notes=indexed.notes()))
 
 
-async def move_file(call: Call, a: MoveArgs) -> Reply:
-    """`ragdown_move`: links to it rewritten; never over a document that is there."""
+async def move_file(call: Call, a: MoveRestArgs) -> Reply:
+    """`ragdown_move`: links to it rewritten; over a document that is there only with `overwrite`
+    (ReadmeDB's, `rdb mv --force`: that document is deleted first, into the trash)."""
     ctx = call.ctx
     notes: list[str] = []  # what the move said (a deleted document set apart in the trash)
+
+    def work() -> tuple[str, str, list[str]]:
+        if a.overwrite:
+            _replace_target(call, a)
+        return move_path(ctx, a, WHO, None, notes)
+
     with door.recording() as changed:
-        src, dst, updated = await ctx.run(move_path, ctx, a, WHO, None, notes)
+        src, dst, updated = await ctx.run(work)
     indexed = await ctx.sync_after_write_async(changed)
     return Reply(
         MoveAnswer.model_validate(
             {"from": src, "to": dst, "updated": updated, "notes": [*notes, *indexed.notes()]}
         )
     )
+
+
+def _replace_target(call: Call, a: MoveRestArgs) -> None:
+    """Delete the document at a move's `to` (not the moved one itself), so the move can take its place."""
+    ctx = call.ctx
+    src = resolve_in(ctx.scope.dir, a.source, markdown=False)
+    if not src.is_file():
+        return  # a subfolder, or nothing: the move says what is wrong
+    dst, name, docs_path = _doc(ctx, a.to)
+    if not (dst.exists() or dst.is_symlink()) or door.same_file(src, dst):
+        return
+    if not is_plain_file(ctx.docs_root, docs_path):
+        raise bad_request(f"{name} is not a document a move can replace")
+    door.delete(dst, name, journal=call.journal())
 
 
 async def restore_file(call: Call, a: RestoreArgs) -> Reply:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.tools.base import Args
 from ragdown.tools.read import RecallArgs
+from ragdown.tools.write import MoveArgs
 from ragdown.toolsets.readmedb.files import ListArgs, PatchArgs
 
 PATH_MAX_CHARS = 1024
@@ -291,6 +292,17 @@ class AppendArgs(Named):
     heading: Annotated[
         str | None, Field(max_length=PATH_MAX_CHARS, description="Add at the end of this section instead.")
     ] = None
+
+
+class MoveRestArgs(MoveArgs):
+    """`ragdown_move`'s arguments, and ReadmeDB's `overwrite` (`rdb mv --force`)."""
+
+    overwrite: Annotated[
+        bool,
+        Field(
+            description="Replace a document at `to` (it goes to the trash); left out, 409 when `to` is taken."
+        ),
+    ] = False
 
 
 class PatchRestArgs(PatchArgs):

@@ -49,6 +49,7 @@ from ragdown.http.rest.models import (
     HistoryAnswer,
     ListFilesArgs,
     MoveAnswer,
+    MoveRestArgs,
     Named,
     OutlineAnswer,
     PatchRestArgs,
@@ -67,7 +68,7 @@ from ragdown.tools.changes import CHANGES, ChangesArgs
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs
 from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs
-from ragdown.tools.write import EditArgs, MoveArgs
+from ragdown.tools.write import EditArgs
 from ragdown.toolsets.readmedb.files import ReadArgs
 
 # -- answers --------------------------------------------------------------------------------------
@@ -137,7 +138,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
              EditArgs, WriteAnswer, edit_file, writes=True, url_fields={"path": "path"},
              tool="ragdown_edit"),
     Endpoint("POST", f"{FILE}/move", "move", "Move or rename a document, rewriting the links to it.",
-             MoveArgs, MoveAnswer, move_file, writes=True, url_fields={"path": "from"},
+             MoveRestArgs, MoveAnswer, move_file, writes=True, url_fields={"path": "from"},
              tool="ragdown_move"),
     Endpoint("GET", FILE, "readFile", "Read a document, or lines start_line to end_line.", ReadArgs,
              FileAnswer, read_file, url_fields=NAME, tool="read_file (readmedb)"),
