@@ -24,7 +24,7 @@ BAD_PATHS = [
     "ops/../../x.md",
     "ops/.obsidian/x.md",
     "ops/node_modules/x.md",
-    "ops/x.txt",
+    "ops/x.png",
     "loose.md",
     "nofolder/x.md",
     "ops\\x.md",
@@ -111,7 +111,7 @@ def test_status_is_open_and_mcp_is_guarded(docs: Path, start_app: StartServer) -
 
 def test_lists_and_reads_documents_behind_the_token(docs: Path, start_app: StartServer) -> None:
     ops_folder(docs)
-    write(docs, "ops/stray.txt", "not markdown")
+    write(docs, "ops/stray.png", "not markdown")
     server = start_app(docs)
     assert server.anonymous.get("/api/docs").status_code == 401
     listing = server.api.get("/api/docs", params={"folder": "ops"}).json()["docs"]
@@ -122,7 +122,7 @@ def test_lists_and_reads_documents_behind_the_token(docs: Path, start_app: Start
     assert doc["hash"] == hashlib.sha256((docs / "ops/backups.md").read_bytes()).hexdigest()
     assert doc["text"].startswith("# Backups")
     assert "<h2" in doc["html"]
-    assert server.api.get("/api/doc", params={"path": "ops/stray.txt"}).status_code == 404
+    assert server.api.get("/api/doc", params={"path": "ops/stray.png"}).status_code == 404
     assert server.api.get("/api/doc", params={"path": "../etc/passwd"}).status_code == 404
     assert server.api.get("/api/doc").status_code == 400
 

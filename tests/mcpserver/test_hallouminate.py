@@ -35,7 +35,7 @@ def wiki(docs: Path) -> Path:
         "# Backups\n\nNightly snapshots of postgres[^1].\n\n[^1]: See [[restore]].\n",
     )
     write(docs, "guides/restore.md", "# Restore\n\nRun pg_restore twice.\n")
-    write(docs, "empty-dir/notes.txt", "not markdown")
+    write(docs, "empty-dir/notes.png", "not markdown")
     write(docs, ".gitignore", "drafts/\n")
     write(docs, "drafts/wip.md", "# WIP\n")
     return docs

@@ -39,7 +39,7 @@ def test_adds_updates_and_removes_incrementally(docs: Path, open_engine: OpenEng
     write(docs, ".git/c.md", "# C\n\nhidden\n")
     write(docs, "node_modules/d.md", "# D\n\nvendored\n")
     write(docs, ".obsidian/e.md", "# E\n")
-    write(docs, "notes.txt", "not markdown")
+    write(docs, "photo.png", "not a document")
     write(docs, "UPPER.MD", "# Upper\n\nshouting\n")
     write(docs, "x.markdown", "# X\n\nx\n")
     write(docs, "y.mdx", "# Y\n\ny\n")

@@ -12,6 +12,11 @@ import re
 from ragdown.core.errors import Refusal, bad_request
 
 MARKDOWN_EXTENSIONS = (".md", ".markdown", ".mdx")
+# Plain-text files kept beside the Markdown (ReadmeDB stores `todo.txt`, `notes.json`): indexed, versioned,
+# read and found as text (one body, no Markdown parse), written through the readmedb face, the REST file
+# routes and the web UI. UTF-8 text only (a file that is not is skipped), the same size limit.
+TEXT_EXTENSIONS = (".txt", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".csv", ".tsv")
+DOCUMENT_EXTENSIONS = MARKDOWN_EXTENSIONS + TEXT_EXTENSIONS
 # A document larger than this is skipped by the indexer with a logged reason, and refused by every write:
 # Markdown notes are far smaller, and a file this size is almost always a dump whose thousands of sections
 # would drown search.
@@ -33,6 +38,16 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 def is_markdown(name: str) -> bool:
     """`.md`, `.markdown` or `.mdx`, matched case-insensitively (a name or a whole path)."""
     return name.lower().endswith(MARKDOWN_EXTENSIONS)
+
+
+def is_plain_text(name: str) -> bool:
+    """A plain-text document's name (`TEXT_EXTENSIONS`, case-insensitively): kept and shown as text."""
+    return name.lower().endswith(TEXT_EXTENSIONS)
+
+
+def is_document(name: str) -> bool:
+    """A name the index reads: Markdown or plain text (`DOCUMENT_EXTENSIONS`)."""
+    return name.lower().endswith(DOCUMENT_EXTENSIONS)
 
 
 def is_hidden(name: str) -> bool:

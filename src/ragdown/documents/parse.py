@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ragdown.core.paths import is_plain_text
 from ragdown.documents.blocks import BlockScan, HeadingBlock, scan_blocks
 from ragdown.documents.chunker import MAX_CHUNK_CHARS, chunk_lines
 from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.links import links_in_lines
 from ragdown.documents.meta import meta_from_parts
 from ragdown.documents.model import Chunk, Document, DocumentMeta
+from ragdown.documents.plain import parse_plain
 from ragdown.documents.text import normalize_text, split_lines, stem
 from ragdown.documents.tree import Node, tree_of
 
@@ -28,9 +30,12 @@ def parse_document(
     path: str, raw: bytes | str, *, folder: str = "", max_chunk_chars: int = MAX_CHUNK_CHARS
 ) -> Document:
     """Parse one Markdown file (POSIX `path`, inside `folder`: '' when the path is relative to its folder, or
-    the folder is the docs dir) into its metadata, chunks and links."""
+    the folder is the docs dir) into its metadata, chunks and links; a plain-text file (`todo.txt`) as one
+    body of text (`plain.parse_plain`)."""
     text, warnings = decode_text(raw)
     try:
+        if is_plain_text(path):
+            return parse_plain(path, text, warnings, max_chunk_chars=max_chunk_chars)
         return _parse(path, text, max_chunk_chars, warnings, folder)
     except Exception as error:  # a last guard: one odd file must never stop a sync
         return _fallback(

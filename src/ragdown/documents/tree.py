@@ -25,11 +25,13 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
+import posixpath
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragdown.core.paths import is_plain_text
 from ragdown.documents.blocks import BlockScan, scan_blocks
 from ragdown.documents.frontmatter import frontmatter_of_lines
 from ragdown.documents.text import is_blank, normalize_text, split_lines
@@ -162,8 +164,11 @@ class _Lines:
 
 
 def build_tree(text: str, path: str) -> Node:
-    """The optimised section tree of a document (`path` names it when it has no title)."""
+    """The optimised section tree of a document (`path` names it when it has no title); a plain-text
+    document's (`todo.txt`) is its one body, titled by its file name, as `plain.parse_plain` indexes it."""
     lines = split_lines(normalize_text(text))
+    if is_plain_text(path):
+        return tree_of(lines, 0, BlockScan(), posixpath.basename(path))
     front = frontmatter_of_lines(lines)
     body_start = front.body_start_line - 1
     scan = scan_blocks(lines, body_start)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragdown.core.paths import MAX_DOCUMENT_BYTES
+from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_plain_text
 from ragdown.documents import Document
 from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
 from ragdown.sync.report import SyncError
@@ -16,7 +16,8 @@ MAX_FILE_BYTES = MAX_DOCUMENT_BYTES
 
 
 def read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]:
-    """The file's bytes, or a reason to skip it."""
+    """The file's bytes, or a reason to skip it: too large, unreadable, binary (NUL bytes), or a plain-text
+    file (`todo.txt`) that is not UTF-8 (Markdown that is not is read with its odd bytes replaced)."""
     if expected_size > MAX_FILE_BYTES:
         return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({expected_size} bytes)"
     try:
@@ -27,7 +28,15 @@ def read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]
     if len(data) > MAX_FILE_BYTES:
         return None, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
     if b"\x00" in data[:8192]:
-        return None, "binary content (NUL bytes), not Markdown text"
+        return (
+            None,
+            f"binary content (NUL bytes), not {'text' if is_plain_text(path.name) else 'Markdown text'}",
+        )
+    if is_plain_text(path.name):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return None, f"not UTF-8 text (byte {err.start}): plain-text files are read as UTF-8 only"
     return data, None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import watchfiles
 
-from ragdown.core.paths import is_hidden, is_markdown, is_usable
+from ragdown.core.paths import is_document, is_hidden, is_usable
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,9 @@ RULE_FILES = frozenset({".gitignore", ".ragdownignore", ".markindexignore", ".ra
 
 
 def relevant_change(root: Path, path: str) -> bool:
-    """Markdown files, extensionless paths (directory renames), and the files whose rules decide what is
-    indexed (`.gitignore`, `.ragdownignore`, `.markindexignore`, `.ragdown.json`), outside dot-folders and node_modules."""
+    """Documents (Markdown, plain text), extensionless paths (directory renames), and the files whose rules
+    decide what is indexed (`.gitignore`, `.ragdownignore`, `.markindexignore`, `.ragdown.json`), outside
+    dot-folders and node_modules."""
     try:
         rel = Path(path).relative_to(root)
     except ValueError:
@@ -44,7 +45,7 @@ def relevant_change(root: Path, path: str) -> bool:
     name = parts[-1]
     if name in RULE_FILES:
         return True
-    return not is_hidden(name) and (is_markdown(name) or "." not in name)
+    return not is_hidden(name) and (is_document(name) or "." not in name)
 
 
 def watched_directories(root: Path) -> list[str]:

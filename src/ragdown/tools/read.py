@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from ragdown.core.atomic import SHORT_HASH, sha256_hex
 from ragdown.core.config import SEARCH_TOP_K, bounds
 from ragdown.core.errors import Refusal, bad_request, not_found
-from ragdown.core.paths import is_markdown, normalise_prefix, printable_name, split_safe
+from ragdown.core.paths import is_document, is_plain_text, normalise_prefix, printable_name, split_safe
 from ragdown.core.times import iso_seconds, parse_since
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
 from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
@@ -191,13 +191,13 @@ def locate_document(ctx: ToolContext, store: IndexStore, raw: str) -> tuple[str,
         parts = []
     if parts:
         rel = "/".join(parts)
-        if is_markdown(rel) and is_plain_file(scope.dir, rel):
+        if is_document(rel) and is_plain_file(scope.dir, rel):
             anchor = raw.split("#", 1)[1] if "#" in raw else None
             return scope.docs_path(rel), anchor, False
     resolver = scope_resolver(ctx, store)
     from_path = scope.folder_path(scope.docs_path("_")) if scope.sub else None
     resolved = resolver.resolve(raw, from_path)
-    if resolved is None or resolved.path is None or not is_markdown(resolved.path):
+    if resolved is None or resolved.path is None or not is_document(resolved.path):
         raise _no_such(raw)
     docs_path = scope.from_folder_path(resolved.path)
     if not scope.contains(docs_path):
@@ -387,8 +387,8 @@ def backlinks_of(ctx: ToolContext, raw: str) -> dict[str, Any]:
     target_in_folder = scope.folder_path(target)
     found: list[dict[str, Any]] = []
     for source in folder_files(store, scope.folder):
-        if source.path == target or not scope.contains(source.path):
-            continue
+        if source.path == target or not scope.contains(source.path) or is_plain_text(source.path):
+            continue  # plain text (`todo.txt`) holds no links
         lines = _linking_lines(
             read_plain(ctx.docs_root, source.path), scope.folder_path(source.path), resolver, target_in_folder
         )

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ragdown.core.errors import bad_request, conflict, not_found
+from ragdown.core.paths import is_markdown
 from ragdown.documents import decode_text
 from ragdown.documents.footnotes import footnotes
 from ragdown.history.journal import Journal
@@ -97,7 +98,8 @@ def _files(ctx: ToolContext) -> list[str]:
     found = walk_markdown(
         ctx.docs_root, folders=ctx.engine.folders, rules=rules, under=f"{prefix}/" if prefix else ""
     )
-    return sorted((ctx.scope.view(f.path) for f in found.files), key=str.lower)
+    markdown = (f.path for f in found.files if is_markdown(f.path))  # not plain text (`todo.txt`)
+    return sorted((ctx.scope.view(p) for p in markdown), key=str.lower)
 
 
 def _entry(ctx: ToolContext, rel: str) -> dict[str, str]:

@@ -36,7 +36,7 @@ from typing import Any
 
 from ragdown.core.config import bounds, problem
 from ragdown.core.errors import bad_request, over_quota, too_large
-from ragdown.core.paths import is_markdown
+from ragdown.core.paths import is_document
 from ragdown.vault.folders import SETTINGS_FILE, read_settings_file
 from ragdown.vault.walk import tree_files
 
@@ -134,10 +134,10 @@ def storage_text(used: int, limit: int | None) -> str:
 
 
 def usage_of(folder_dir: Path) -> Usage:
-    """The folder's Markdown documents on disk now: how many, and their bytes."""
+    """The folder's documents (Markdown and plain text) on disk now: how many, and their bytes."""
     files = size = 0
     for entry in tree_files(folder_dir):
-        if not is_markdown(entry.name):
+        if not is_document(entry.name):
             continue
         try:
             size += entry.stat(follow_symlinks=False).st_size

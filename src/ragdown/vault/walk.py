@@ -1,4 +1,4 @@
-"""Which files the index reads: Markdown under the docs dir, never hidden names (`paths.is_hidden`) or
+"""Which files the index reads: Markdown and plain text (`paths.DOCUMENT_EXTENSIONS`) under the docs dir, never hidden names (`paths.is_hidden`) or
 symlinks; names ragdown cannot carry (not Unicode text, or holding a control character: `paths.name_problem`)
 are set aside with a reason instead of breaking the sync or forging lines in a listing."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ragdown.core.paths import (
-    MARKDOWN_EXTENSIONS,
+    DOCUMENT_EXTENSIONS,
     is_hidden,
     is_markdown,
     is_usable,
@@ -52,7 +52,7 @@ def folder_of(path: str, *, folders: bool) -> str:
 def walk_markdown(
     root: Path, *, folders: bool, rules: IgnoreRules | None = None, under: str = ""
 ) -> WalkResult:
-    """Every Markdown file under `root` the index should hold.
+    """Every document (Markdown or plain text) under `root` the index should hold.
 
     With `folders` (serve mode) only files inside top-level directories count; Markdown loose at the top
     is returned separately. `rules` (gitignore files, `.ragdownignore`, folder settings) leave out what they
@@ -88,10 +88,10 @@ def walk_markdown(
                     elif asked is None or not asked.ignored(rel + name, is_dir=True):
                         stack.append((entry.path, f"{rel}{name}/"))
                     continue
-                # Cheap name tests first: only Markdown files cost a stat() (the walk's main cost).
+                # Cheap name tests first: only documents cost a stat() (the walk's main cost).
                 if (
                     is_hidden(name)
-                    or not name.lower().endswith(MARKDOWN_EXTENSIONS)
+                    or not name.lower().endswith(DOCUMENT_EXTENSIONS)
                     or not entry.is_file(follow_symlinks=False)
                 ):
                     continue
@@ -100,7 +100,8 @@ def walk_markdown(
                     unusable[printable_name(rel + name)] = problem
                     continue
                 if folders and not rel:
-                    loose.append(name)
+                    if is_markdown(name):  # plain text loose at the top is not a note left out
+                        loose.append(name)
                     continue
                 if asked is not None and asked.ignored(rel + name, is_dir=False):
                     continue
@@ -117,7 +118,7 @@ def walk_markdown(
 def markdown_at(root: Path, rel: str, *, folders: bool, rules: IgnoreRules) -> list[FileStat]:
     """What `walk_markdown` finds at the docs-relative `rel` alone: the file when it is one the walk indexes,
     every file the walk indexes under it when it is a directory, nothing when it is neither (gone, hidden,
-    ignored, a symlink, not Markdown, loose in serve mode, or below a directory the walk never enters)."""
+    ignored, a symlink, not a document, loose in serve mode, or below a directory the walk never enters)."""
     parts = rel.split("/")
     if any(not p or p in (".", "..") or is_hidden(p) or not is_usable(p) for p in parts):
         return []
@@ -139,7 +140,7 @@ def markdown_at(root: Path, rel: str, *, folders: bool, rules: IgnoreRules) -> l
         return walk_markdown(root, folders=folders, rules=rules, under=rel + "/").files
     if (
         not stat.S_ISREG(st.st_mode)
-        or not parts[-1].lower().endswith(MARKDOWN_EXTENSIONS)
+        or not parts[-1].lower().endswith(DOCUMENT_EXTENSIONS)
         or (folders and len(parts) == 1)
         or rules.ignored(rel, is_dir=False)
     ):
