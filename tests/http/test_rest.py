@@ -84,7 +84,7 @@ def test_list_and_read(server: Server) -> None:
     assert ok(api.get(f"{V1}/work/files/notes%2Fb.md"))["name"] == "notes/b.md"
 
     refused(api.get(f"{V1}/work/files/missing.md"), 404, "not_found")
-    refused(api.get(f"{V1}/work/files/a.txt"), 400, "invalid")
+    refused(api.get(f"{V1}/work/files/a.png"), 400, "invalid")
     refused(api.get(f"{V1}/work/files/..%2F..%2Fetc%2Fpasswd.md"), 400, "invalid")
     refused(api.get(f"{V1}/work/files/a.md", params={"start_line": 0}), 400, "invalid")
     refused(api.get(f"{V1}/work/files", params={"limit": 501}), 400, "invalid")
@@ -132,11 +132,11 @@ def test_create_put_and_conflicts(server: Server) -> None:
     refused(api.post(f"{V1}/work/files", json=["a"]), 400, "invalid")
     refused(api.post(f"{V1}/work/files", json={"name": "z.md"}), 400, "invalid")
     refused(api.put(f"{V1}/work/files/z.md", json={"content": 5}), 400, "invalid")
-    refused(api.post(f"{V1}/work/files", json={"name": "z.txt", "content": "x"}), 400, "invalid")
+    refused(api.post(f"{V1}/work/files", json={"name": "z.png", "content": "x"}), 400, "invalid")
     lone_surrogate = b'{"name": "z.md", "content": "\\ud800"}'
     refused(api.post(f"{V1}/work/files", content=lone_surrogate), 400, "invalid")
     assert not (server.docs / "work/z.md").exists()
-    assert not (server.docs / "work/z.txt").exists()
+    assert not (server.docs / "work/z.png").exists()
 
 
 def test_append_patch_edit(server: Server) -> None:

@@ -248,7 +248,7 @@ async def test_names_are_markdown_paths_inside_the_namespace(docs: Path, connect
         assert refused.startswith("INVALID_NAME: ")
         assert ".md" in refused
         for bad in (
-            "notes.txt",
+            "notes.png",
             "../outside.md",
             "/etc/x.md",
             ".hidden.md",
@@ -259,7 +259,7 @@ async def test_names_are_markdown_paths_inside_the_namespace(docs: Path, connect
             assert await code(s, "write_file", name=bad, content="x") == "INVALID_NAME", bad
         assert not (docs.parent / "outside.md").exists()
         assert sorted(p.name for p in docs.iterdir() if not p.name.startswith(".")) == []
-        assert await code(s, "read_file", name="notes.txt") == "INVALID_NAME"
+        assert await code(s, "read_file", name="notes.png") == "INVALID_NAME"
         assert await code(s, "read_file", name="missing.md") == "FILE_NOT_FOUND"
         assert await code(s, "write_file", name="x.md") == "INVALID_INPUT"  # content is required
         for upper in ("Upper.MD", "page.markdown", "comp.mdx"):
@@ -271,8 +271,8 @@ async def test_read_files_reads_up_to_ten_and_reports_each_missing_one(docs: Pat
     write(docs, "one.md", "# One\n")
     write(docs, "two.md", "# Two\n\ntext\n")
     async with readmedb(docs, connect) as s:
-        got = await js(s, "read_files", names=["two.md", "missing.md", "one.md", "bad.txt"])
-        assert [g["name"] for g in got] == ["two.md", "missing.md", "one.md", "bad.txt"]
+        got = await js(s, "read_files", names=["two.md", "missing.md", "one.md", "bad.png"])
+        assert [g["name"] for g in got] == ["two.md", "missing.md", "one.md", "bad.png"]
         assert set(got[0]) == {"name", "content", "sizeBytes", "updatedAt"}
         assert (got[0]["content"], got[0]["sizeBytes"]) == ("# Two\n\ntext\n", 12)
         assert got[1] == {"name": "missing.md", "error": got[1]["error"]}
@@ -423,7 +423,7 @@ async def test_append_to_file_creates_and_starts_on_a_new_line(docs: Path, conne
         assert (more["sizeBytes"], more["lines"]) == (17, 2)
         await s.ok("append_to_file", name="log/today.md", content="- third")
         assert (docs / "log/today.md").read_text() == "- first\n- second\n- third"
-        assert await code(s, "append_to_file", name="log/today.txt", content="x") == "INVALID_NAME"
+        assert await code(s, "append_to_file", name="log/today.png", content="x") == "INVALID_NAME"
 
 
 # -- delete, move, history, restore ---------------------------------------------------------------
@@ -545,7 +545,7 @@ async def test_move_file_keeps_history_refuses_a_taken_name_and_overwrites_into_
         assert exists.startswith("FILE_EXISTS: ")
         assert (docs / "taken.md").read_text() == "# Taken\n"
         assert await code(s, "move_file", **{"from": "missing.md", "to": "x.md"}) == "FILE_NOT_FOUND"
-        assert await code(s, "move_file", **{"from": "taken.md", "to": "taken.txt"}) == "INVALID_NAME"
+        assert await code(s, "move_file", **{"from": "taken.md", "to": "taken.png"}) == "INVALID_NAME"
 
         over = await s.ok("move_file", **{"from": "final/report.md", "to": "taken.md", "overwrite": True})
         assert over.startswith('OK: moved "final/report.md" → "taken.md"')

@@ -639,7 +639,7 @@ async def test_moving_refuses_a_taken_path_a_missing_note_and_a_move_onto_itself
         ({"from": "nope.md", "to": "x.md"}, 404, "nothing at"),
         ({"from": "ops/pg.md", "to": "ops/pg.md"}, 400, "already there"),
         ({"from": "ops/pg.md", "to": "../home/pg.md"}, 400, "outside"),
-        ({"from": "ops/pg.md", "to": "ops/pg.txt"}, 400, "Markdown"),
+        ({"from": "ops/pg.md", "to": "ops/pg.png"}, 400, "not a document"),
         ({"from": "ops", "to": "ops/inner"}, 400, "into itself"),
         ({"from": "ops", "to": "run"}, 409, "already exists"),
     ]:

@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ragdown.access.scope import Scope
 from ragdown.core.errors import Refusal
-from ragdown.core.paths import is_markdown, split_safe
+from ragdown.core.paths import is_document, is_plain_text, split_safe
 from ragdown.engine.engine import Engine
 from ragdown.engine.status import DocumentChanges, NotReady
 from ragdown.tools.catalog import AnyTool
@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 SCHEME = "ragdown://"
 DOCUMENT_TEMPLATE = SCHEME + "{path}"
 MARKDOWN = "text/markdown"
+PLAIN_TEXT = "text/plain"  # a plain-text document's (`todo.txt`, `notes.json`): served as the text it is
 # Documents per `resources/list` page (the tool set's fixed resources come first, on the first page).
 RESOURCE_PAGE_SIZE = 50
 # How often a reader (another process is the primary) looks whether the index changed, for subscribers.
@@ -94,13 +95,20 @@ def document_path(scope: Scope, uri: str) -> str:
     except Refusal as err:
         raise MCPError(types.INVALID_PARAMS, f"{uri}: {err.message}", {"uri": uri}) from None
     rel = "/".join(parts)
-    if not is_markdown(rel):
-        raise missing(uri, " (documents are Markdown files: .md, .markdown, .mdx)")
+    if not is_document(rel):
+        raise missing(
+            uri, " (documents are Markdown files, .md, .markdown, .mdx, or plain text, .txt, .json…)"
+        )
     scope = live_scope(scope)
     docs_path = scope.docs_path(rel)
     if not scope.contains(docs_path):
         raise missing(uri)
     return docs_path
+
+
+def document_mime(path: str) -> str:
+    """A document's MIME type: Markdown's, or plain text's for `todo.txt`."""
+    return PLAIN_TEXT if is_plain_text(path) else MARKDOWN
 
 
 def is_document_uri(uri: str) -> bool:

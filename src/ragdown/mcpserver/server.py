@@ -58,6 +58,7 @@ from ragdown.mcpserver.resources import (
     DocumentFeed,
     cursor_after,
     cursor_of,
+    document_mime,
     document_path,
     document_uri,
     is_document_uri,
@@ -244,7 +245,7 @@ def build_server(
                 uri=document_uri(here, r.path),
                 name=r.title or here.view(r.path),
                 description=r.description or None,
-                mime_type=MARKDOWN,
+                mime_type=document_mime(r.path),
                 size=r.size,
                 annotations=types.Annotations(last_modified=iso_seconds(r.mtime_ns / 1e9)),
             )
@@ -316,6 +317,7 @@ def build_server(
                 text = await fixed[uri].read(ctx)
             elif is_document_uri(uri):
                 text = await ctx.run(read_document, uri)
+                mime = document_mime(document_path(scope, uri))
             else:
                 for spec, pattern in templates:
                     m = pattern.fullmatch(uri)

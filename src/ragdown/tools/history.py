@@ -172,7 +172,7 @@ def restore(
     shown = ctx.scope.view(f.docs_path)
     wanted = f.version(number, shown)
     data = version_bytes(ctx, wanted)
-    target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True)
+    target = resolve_in(ctx.scope.dir, ctx.scope.view(f.docs_path), markdown=True, text=True)
     refuse_ignored(ctx.docs_root, target, shown, folders=ctx.engine.folders)
     store = history_of(ctx)
     change = into_free_path(data, shown) if f.deleted else door.becomes(data)

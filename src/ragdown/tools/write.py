@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ragdown.core.atomic import sha256_hex
 from ragdown.core.errors import Refusal, bad_request, conflict, not_found
-from ragdown.core.paths import is_markdown, split_safe
+from ragdown.core.paths import is_document, is_plain_text, split_safe
 from ragdown.documents.lint import lint
 from ragdown.documents.move import plan_move
 from ragdown.documents.remember import default_note_name, note_names, note_tags, remember_text
@@ -42,7 +42,10 @@ log = logging.getLogger(__name__)
 
 def lint_warnings(ctx: ToolContext, path: Path, data: bytes) -> list[str]:
     """The advisory lints of a document just written (`documents/lint.py`), its links resolved in its folder.
-    Never a refusal: the write is made, so an index that cannot be read now leaves the links unchecked."""
+    Never a refusal: the write is made, so an index that cannot be read now leaves the links unchecked.
+    Plain text (`todo.txt`) is not Markdown: nothing to lint."""
+    if is_plain_text(path.name):
+        return []
     folder_rel = ctx.scope.folder_path(path.relative_to(ctx.docs_root).as_posix())
     text = data.decode("utf-8", "replace")
     try:
@@ -336,10 +339,10 @@ def move_path(
     if not src.exists():
         raise not_found(f"nothing at {a.source}")
     is_dir = src.is_dir()
-    dst = resolve_in(scope.dir, a.to, markdown=not is_dir)
+    dst = resolve_in(scope.dir, a.to, markdown=not is_dir, text=True)
     refuse_ignored(ctx.docs_root, dst, a.to, folders=ctx.engine.folders)
-    if not is_dir and not is_markdown(src.name):
-        raise bad_request(f"{a.source} is not a Markdown document; only documents and subfolders move")
+    if not is_dir and not is_document(src.name):
+        raise bad_request(f"{a.source} is not a document; only documents and subfolders move")
     src_rel, dst_rel = _rel(ctx, src), _rel(ctx, dst)
     if src == dst:
         raise bad_request(f"{src_rel} is already there")
@@ -351,6 +354,8 @@ def move_path(
     texts: dict[str, str] = {}
     aliases: dict[str, tuple[str, ...]] = {}
     for f in folder_files(store, scope.folder):
+        if is_plain_text(f.path):  # plain text holds no links to rewrite
+            continue
         data = read_plain(ctx.docs_root, f.path)
         try:
             text = data.decode("utf-8") if data is not None else None
@@ -434,10 +439,8 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
             )
         door.delete_folder(path, journal=(journal := ctx.journal(DELETE_NAME)))
         return f"deleted {display}" + notes_suffix(journal.notes)
-    if not is_markdown(path.name):
-        raise bad_request(
-            f"{display} is not a Markdown document; only documents and subfolders can be deleted"
-        )
+    if not is_document(path.name):
+        raise bad_request(f"{display} is not a document; only documents and subfolders can be deleted")
     door.delete(path, display, base_hash=a.base_hash, journal=(journal := ctx.journal(DELETE_NAME)))
     return f"deleted {display}" + notes_suffix(journal.notes)
 

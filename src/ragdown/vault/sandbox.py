@@ -14,7 +14,16 @@ import stat
 from pathlib import Path
 
 from ragdown.core.errors import bad_request
-from ragdown.core.paths import PATH_MAX, is_markdown, outside, shown, split_safe
+from ragdown.core.paths import (
+    PATH_MAX,
+    TEXT_EXTENSIONS,
+    is_document,
+    is_markdown,
+    is_plain_text,
+    outside,
+    shown,
+    split_safe,
+)
 
 __all__ = [
     "is_plain_file",
@@ -27,14 +36,28 @@ __all__ = [
 ]
 
 
-def resolve_in(root: Path, raw: str, *, markdown: bool = True) -> Path:
+def resolve_in(root: Path, raw: str, *, markdown: bool = True, text: bool = False) -> Path:
     """`raw` (relative to `root`) as an absolute path inside `root`, checked against the real filesystem.
+
+    With `markdown` the name must be a Markdown document's; with `text` as well, a plain-text document's
+    (`todo.txt`, `notes.json`) may be named too (the faces that keep them: readmedb, REST, the web UI).
 
     `root` must be a real (resolved) directory. Missing parents are left missing: the write door makes them
     (`make_parents`) once every check of the write has passed, so a refused write leaves no folder behind.
     """
     parts = split_safe(raw)
-    if markdown and not is_markdown(parts[-1]):
+    if markdown and text and not is_document(parts[-1]):
+        raise bad_request(
+            f"{shown(raw)} is not a document: names end in .md, .markdown or .mdx, or for plain text in "
+            f"{', '.join(TEXT_EXTENSIONS)}"
+        )
+    if markdown and not text and is_plain_text(parts[-1]):
+        raise bad_request(
+            f"{shown(raw)} is plain text, not a Markdown document: this tool writes Markdown (.md, .markdown "
+            "or .mdx); plain-text files are written through the readmedb tool set, the REST file routes or "
+            "the web UI, and read with ragdown_read_doc"
+        )
+    if markdown and not text and not is_markdown(parts[-1]):
         raise bad_request(f"{shown(raw)} is not a Markdown document (.md, .markdown or .mdx)")
     if len(os.fsencode(root)) + 1 + len("/".join(parts).encode("utf-8")) >= PATH_MAX:
         raise bad_request(f"{shown(raw)}: the path is longer than {PATH_MAX} bytes")

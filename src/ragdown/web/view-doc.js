@@ -359,14 +359,18 @@ async function moveDoc(path) {
         label: `New path inside ${folder}`,
         value: relPath(path),
         required: true,
-        help: "Subfolders are created as needed. A document keeps a Markdown extension.",
+        help: "Subfolders are created as needed. A document keeps its extension (.md for Markdown).",
       },
     ],
     validate: ({ to }) => (to ? null : "Give the new path."),
   });
   if (!values) return;
   let rel = values.to.replace(/\\/g, "/").replace(/^\/+/, "");
-  if (!/\.(md|markdown|mdx)$/i.test(rel)) rel += ".md";
+  // A Markdown document keeps a Markdown extension; a plain-text one (todo.txt) its own.
+  const markdown = /\.(md|markdown|mdx)$/i;
+  const own = markdown.test(path) ? null : path.slice(path.lastIndexOf("."));
+  if (own && !rel.toLowerCase().endsWith(own.toLowerCase())) rel += own;
+  else if (!own && !markdown.test(rel)) rel += ".md";
   const to = `${folder}/${rel}`;
   if (to === path) return;
   try {

@@ -7,9 +7,10 @@ PostgreSQL also the index's advisory lock for the document, across machines: `do
 1. reads the file as it is now (never through a symlink: one swapped in since the sandbox check is refused),
 2. checks `base_hash` against it (a `conflict`, code `changed`, when the file changed or went away since it was read),
 3. lets the caller compute the new bytes from the old ones,
-4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, so nothing is written that
-   search would never find, and a write past the folder's quota (`vault/quota.py`: `max_file_bytes`,
-   `max_files`, `max_bytes` of the journal's folder; the folder's writers take turns while one is set),
+4. refuses a document past `paths.MAX_DOCUMENT_BYTES`, the indexer's own limit, or plain text that is not
+   UTF-8 text (`check_text`), so nothing is written that search would never find, and a write past the
+   folder's quota (`vault/quota.py`: `max_file_bytes`, `max_files`, `max_bytes` of the journal's folder;
+   the folder's writers take turns while one is set),
 5. writes atomically (temp file, fsync, rename; a new file by link, never over one that appeared meanwhile),
    making the missing folders above a new document only then, so a refused write leaves nothing behind,
 6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
@@ -34,7 +35,7 @@ from pathlib import Path
 from ragdown.core import atomic
 from ragdown.core.atomic import SHORT_HASH, path_lock, sha256_hex
 from ragdown.core.errors import bad_request, conflict, forbidden, not_found, too_large, unavailable
-from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_markdown
+from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_document, is_plain_text
 from ragdown.history.journal import Journal
 from ragdown.vault import quota
 from ragdown.vault.sandbox import make_parents
@@ -171,6 +172,16 @@ def check_base(base_hash: str | None, current: bytes | None, display: str) -> No
         )
 
 
+def check_text(path: Path, data: bytes, display: str) -> None:
+    """Refuse plain text (`todo.txt`) the index would skip: bytes that are not UTF-8, or a NUL character
+    (binary content). Markdown is read whatever it holds (odd bytes replaced), as the index reads it."""
+    if is_plain_text(path.name) and (b"\x00" in data or not _utf8(data)):
+        raise bad_request(
+            f"{display} would not be text: plain-text files hold UTF-8 text without NUL characters (binary "
+            "content is never indexed)"
+        )
+
+
 def check_size(data: bytes, display: str) -> None:
     if len(data) > MAX_DOCUMENT_BYTES:
         raise too_large(
@@ -179,6 +190,14 @@ def check_size(data: bytes, display: str) -> None:
             "reads; split it into several documents",
             "too_large",
         )
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def read_current(path: Path, display: str) -> bytes | None:
@@ -259,6 +278,7 @@ def save(
         check_base(base_hash, old, display)
         data = change(old)
         check_size(data, display)
+        check_text(path, data, display)
         quota.check(limits, old, data, display)
         before_at = _mtime(path) if old is not None else None
         if old is None:
@@ -281,6 +301,7 @@ def save(
 def create(path: Path, data: bytes, display: str, *, journal: Journal | None = None) -> Written:
     """A new document; 409 when anything is already there. Never half-written."""
     check_size(data, display)
+    check_text(path, data, display)
     limits = quota.limits_of(journal.folder if journal is not None else None)
     with quota.held(limits), document_lock(path):  # recorded before another write of it can be
         quota.check(limits, None, data, display)
@@ -382,5 +403,6 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
 
 
 def documents_under(directory: Path) -> list[Path]:
-    """The Markdown files the indexer reads under `directory` (no hidden names, no symlinks)."""
-    return [Path(e.path) for e in tree_files(directory) if is_markdown(e.name)]
+    """The documents (Markdown, plain text) the indexer reads under `directory` (no hidden names, no
+    symlinks)."""
+    return [Path(e.path) for e in tree_files(directory) if is_document(e.name)]

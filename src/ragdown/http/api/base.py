@@ -116,7 +116,8 @@ class Api:
         return Scope(root=self.root, folder=name)
 
     def locate(self, request: Request, path: str, *, markdown: bool = True) -> tuple[Scope, str, Path]:
-        """A folder-prefixed path as (folder scope, path inside the folder, absolute path); 400 otherwise."""
+        """A folder-prefixed path as (folder scope, path inside the folder, absolute path); 400 otherwise.
+        With `markdown`, a document's: Markdown or plain text (`todo.txt`), which the web UI shows and edits."""
         parts = split_safe(path)
         if len(parts) < 2:
             raise bad_request(f"{path!r} is not inside a folder: paths start with the folder name")
@@ -124,7 +125,7 @@ class Api:
             raise bad_request(f"{path!r} is not inside an existing folder")
         scope = Scope(root=self.root, folder=parts[0])
         rel = "/".join(parts[1:])
-        return scope, rel, resolve_in(scope.dir, rel, markdown=markdown)
+        return scope, rel, resolve_in(scope.dir, rel, markdown=markdown, text=True)
 
     def ctx(self, scope: Scope) -> ToolContext:
         return ToolContext(runtime=self.runtime, scope=scope)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import mimetypes
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
@@ -16,7 +17,7 @@ from ragdown.access.scope import Scope
 from ragdown.core import config
 from ragdown.core.atomic import sha256_hex
 from ragdown.core.errors import Refusal, bad_request, conflict, not_found
-from ragdown.core.paths import is_markdown, split_safe
+from ragdown.core.paths import is_markdown, is_plain_text, split_safe
 from ragdown.documents import LinkResolver, decode_text, has_crlf, to_crlf
 from ragdown.http.api.base import WEB, Api, json_body, param
 from ragdown.http.errors import ok
@@ -71,6 +72,9 @@ def _resolver_of(api: Api, scope: Scope) -> LinkResolver:
 
 
 def _render(api: Api, scope: Scope, path: str, text: str) -> str:
+    """The document as HTML: Markdown rendered, plain text (`todo.txt`) as itself in a `<pre>`."""
+    if is_plain_text(path):
+        return f'<pre class="plain-text">{escape(text)}</pre>'
     return render_document(text, path=path, resolver=_resolver_of(api, scope), file_url=_file_url)
 
 
@@ -102,6 +106,7 @@ async def get_doc(api: Api, request: Request) -> Response:
             "description": record.description,
             "superseded_by": store.superseded_by().get(path, []),
             "html": html,
+            "plain": is_plain_text(path),
         }
     )
 
@@ -131,7 +136,7 @@ def _save_doc(api: Api, request: Request, body: dict[str, Any]) -> tuple[str, do
     if not isinstance(overwrite, bool) or (base_hash is not None and not isinstance(base_hash, str)):
         raise bad_request("overwrite must be true or false, base_hash text")
     scope, rel, _ = api.locate(request, path)
-    target = resolve_in(scope.dir, rel, markdown=True)
+    target = resolve_in(scope.dir, rel, markdown=True, text=True)
     canonical = f"{scope.folder}/{rel}"
     refuse_ignored(api.root, target, canonical, folders=True)
 

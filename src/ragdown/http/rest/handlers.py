@@ -75,7 +75,7 @@ from ragdown.writes import door
 def _doc(ctx: ToolContext, raw: str, *, write: bool = False) -> tuple[Path, str, str]:
     """A document's (absolute path, name in the folder, docs-relative path), sandboxed; for a write, its
     folders made and a name the ignore rules leave out refused."""
-    path = resolve_in(ctx.scope.dir, raw, markdown=True)
+    path = resolve_in(ctx.scope.dir, raw, markdown=True, text=True)
     if write:
         refuse_ignored(ctx.docs_root, path, raw, folders=True)
     name = path.relative_to(ctx.scope.dir).as_posix()

@@ -8,8 +8,8 @@ inside it. Reads go through `sandbox.read_plain`, writes through the write door 
 the hybrid searcher, versions through the history (`tools/versions.py`, `tools/history.py`). None has
 storage or search of its own.
 
-Where ragdown differs, on purpose, and says so in the policy resource: names must be Markdown names (else
-`INVALID_NAME`), a delete goes to the trash with the history kept, and the plan's quotas are the folder's
+Where ragdown differs, on purpose, and says so in the policy resource: names must be Markdown or plain-text
+names (`paths.is_document`; else `INVALID_NAME`), a delete goes to the trash with the history kept, and the plan's quotas are the folder's
 (`vault/quota.py`: enforced by the write door, reported by the summary and the write answers). ReadmeDB's 1 MB
 per-file limit applies here. A failure is an `isError`
 result whose text is `CODE: message`, with ReadmeDB's codes (`readmedb_code`: the one place a ragdown
@@ -104,7 +104,7 @@ TOOLS: tuple[ToolSpec[Any, ToolContext], ...] = (
     ),
     _tool(
         "write_file",
-        "Create or overwrite a file (max 1 MB; names end in .md); the old version stays in the history. "
+        "Create or overwrite a file (max 1 MB; names end in .md, or .txt, .json… for plain text); the old version stays in the history. "
         "if_not_exists: leave an existing file alone.",
         WriteArgs,
         writer(write_file),

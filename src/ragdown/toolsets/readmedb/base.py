@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ragdown.core.errors import Kind, Refusal
-from ragdown.core.paths import is_markdown, shown, split_safe
+from ragdown.core.paths import is_document, shown, split_safe
 from ragdown.documents import decode_text
 from ragdown.history.journal import Journal
 from ragdown.storage.backend import IndexStore
@@ -79,12 +79,12 @@ def check_name(raw: str) -> list[str]:
         parts = split_safe(raw)
     except Refusal as err:
         raise fail("invalid", "INVALID_NAME", f"{err.message} ({NAME_RULE})") from None
-    if not is_markdown(parts[-1]):
+    if not is_document(parts[-1]):
         raise fail(
             "invalid",
             "INVALID_NAME",
-            f"{shown(raw)} is not a Markdown name: this store keeps Markdown documents only, so {NAME_RULE} "
-            f"(name it {parts[-1]}.md)",
+            f"{shown(raw)} is not a document's name: this store keeps Markdown and plain-text documents, "
+            f"so {NAME_RULE} (name it {parts[-1]}.md)",
         )
     return parts
 
@@ -94,7 +94,7 @@ def target(ctx: ToolContext, raw: str, *, write: bool = False) -> tuple[Path, st
     made and a name the ignore rules leave out is refused."""
     check_name(raw)
     try:
-        path = resolve_in(ctx.scope.dir, raw, markdown=True)
+        path = resolve_in(ctx.scope.dir, raw, markdown=True, text=True)
         if write:
             refuse_ignored(ctx.docs_root, path, raw, folders=ctx.engine.folders)
     except Refusal as err:
