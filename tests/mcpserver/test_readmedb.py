@@ -700,7 +700,7 @@ async def test_the_policy_docs_and_prompt_read_in_process(
         "PATCH_OUT_OF_RANGE",
         "FILE_EXISTS",
         "trash",
-        "`null`",
+        "ceilings",
         ".md",
     ):
         assert needle in text, needle
