@@ -105,6 +105,15 @@ async def test_the_root_endpoint_serves_every_mcp_folder(docs: Path, start_app: 
         assert needs_folder.is_error
         read = await text_of(client, "ragdown_read_doc", folder="ops", path="backups.md", start_line=5)
         assert read.startswith("backups.md:5-7 of 7")
+        # JSON names a hit by the arguments ragdown_read_doc takes here, and a clipped hit points with them.
+        found = await text_of(client, "ragdown_recall", query="restore", top_k=1, format="json", max_chars=3)
+        hit = json.loads(found)["hits"][0]
+        assert (hit["folder"], hit["path"]) == ("ops", "backups.md")
+        assert 'ragdown_read_doc {folder: "ops", path: "backups.md", start_line: ' in hit["text"]
+        whole = await text_of(client, "ragdown_read_doc", folder=hit["folder"], path=hit["path"])
+        assert whole.startswith("backups.md:1-7 of 7")
+        stats = json.loads(await text_of(client, "ragdown_stats", include_files=True))
+        assert stats["file_list"] == [{"folder": "ops", "path": "backups.md", "chunks": 2}]
         hidden = await client.call_tool("ragdown_read_doc", {"folder": "home", "path": "secret.md"})
         assert hidden.is_error
         assert "no such folder" in hidden.content[0].text  # type: ignore[union-attr]

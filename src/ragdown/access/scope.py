@@ -85,6 +85,15 @@ class Scope:
             return docs_path[len(self.prefix) + 1 :]
         return posixpath.relpath(docs_path, self.prefix)
 
+    def place(self, docs_path: str) -> dict[str, str]:
+        """A docs-relative path as the JSON keys that name it to this endpoint's tools, so that a hit passes
+        back as it came: `{"folder": "work", "path": "backups.md"}` at the root endpoint (whose tools take a
+        folder), `{"path": ...}` as `view` shows it elsewhere (whose tools take none)."""
+        if self.folders is not None:
+            folder, _, rest = docs_path.partition("/")
+            return {"folder": folder, "path": rest}
+        return {"path": self.view(docs_path)}
+
     def folder_path(self, docs_path: str) -> str:
         """A docs-relative path relative to its folder (where links resolve)."""
         if not self.folder:

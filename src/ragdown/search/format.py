@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from ragdown.search.hybrid import Hit
 
 PathView = Callable[[str], str]
+# A docs-relative path as the JSON keys that name it to the endpoint's tools (`access.Scope.place`): a hit's
+# `folder` and `path` at the root endpoint, its `path` alone elsewhere. Text shows `view`'s `[work] a.md`.
+Place = Callable[[str], dict[str, str]]
 
 
 def _same(path: str) -> str:
     return path
+
+
+def _place(view: PathView, place: Place | None) -> Place:
+    return place if place is not None else (lambda path: {"path": view(path)})
 
 
 def day(mtime_ns: int) -> str:
@@ -27,13 +34,15 @@ def iso(mtime_ns: int) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
 
 
-def clip(text: str, limit: int, path: str, start: int, end: int) -> str:
-    """The first `limit` characters and a pointer to the rest; `limit` 0 never clips."""
+def clip(text: str, limit: int, where: Mapping[str, str], start: int, end: int) -> str:
+    """The first `limit` characters and a pointer to the rest, a `ragdown_read_doc` call with `where`'s keys
+    (`Place`: a `folder` too at the root endpoint); `limit` 0 never clips."""
     if limit <= 0 or len(text) <= limit:
         return text
+    names = "".join(f'{key}: "{value}", ' for key, value in where.items())
     return (
         f"{text[:limit]}… [clipped: {limit} of {len(text)} characters — ragdown_read_doc "
-        f'{{path: "{path}", start_line: {start}, end_line: {end}}}]'
+        f"{{{names}start_line: {start}, end_line: {end}}}]"
     )
 
 
@@ -62,21 +71,24 @@ def hit_header(index: int, hit: Hit, view: PathView = _same) -> str:
     )
 
 
-def hit_block(index: int, hit: Hit, limit: int, view: PathView = _same) -> str:
+def hit_block(index: int, hit: Hit, limit: int, view: PathView = _same, place: Place | None = None) -> str:
     c = hit.chunk
-    return f"{hit_header(index, hit, view)}\n{clip(c.text, limit, view(c.path), c.start_line, c.end_line)}"
+    where = _place(view, place)(c.path)
+    return f"{hit_header(index, hit, view)}\n{clip(c.text, limit, where, c.start_line, c.end_line)}"
 
 
-def recall_text(hits: Sequence[Hit], limit: int, view: PathView = _same) -> str:
+def recall_text(hits: Sequence[Hit], limit: int, view: PathView = _same, place: Place | None = None) -> str:
     if not hits:
         return "No matching documents."
-    return "\n\n".join(hit_block(i, hit, limit, view) for i, hit in enumerate(hits, 1))
+    return "\n\n".join(hit_block(i, hit, limit, view, place) for i, hit in enumerate(hits, 1))
 
 
-def hit_json(hit: Hit, limit: int, view: PathView = _same) -> dict[str, Any]:
+def hit_json(hit: Hit, limit: int, view: PathView = _same, place: Place | None = None) -> dict[str, Any]:
+    """A hit as JSON; its `folder` (where `place` gives one) and `path` are what `ragdown_read_doc` takes."""
     c = hit.chunk
+    where = _place(view, place)(c.path)
     out: dict[str, Any] = {
-        "path": view(c.path),
+        **where,
         "title": c.file.title,
         "heading": c.heading,
         "line_start": c.start_line,
@@ -89,15 +101,15 @@ def hit_json(hit: Hit, limit: int, view: PathView = _same) -> dict[str, Any]:
     }
     if c.file.created_by:
         out["created_by"] = c.file.created_by
-    out["text"] = clip(c.text, limit, view(c.path), c.start_line, c.end_line)
+    out["text"] = clip(c.text, limit, where, c.start_line, c.end_line)
     out["node_id"] = c.node_id  # the section-tree node the hit starts in (ragdown_outline, read_doc node_id)
     return out
 
 
-def recall_json(hits: Sequence[Hit], limit: int, view: PathView = _same) -> str:
+def recall_json(hits: Sequence[Hit], limit: int, view: PathView = _same, place: Place | None = None) -> str:
     """Compact JSON, as every non-string tool result is."""
     return json.dumps(
-        {"hits": [hit_json(h, limit, view) for h in hits]}, ensure_ascii=False, separators=(",", ":")
+        {"hits": [hit_json(h, limit, view, place) for h in hits]}, ensure_ascii=False, separators=(",", ":")
     )
 
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ragdown.search.format import PathView, hit_block
+from ragdown.search.format import PathView, Place, hit_block
 from ragdown.search.hybrid import Fusion, Hit, Searcher, SearchOptions, cap_per_document
 from ragdown.search.query import aliases_in, holds_phrase, identifier_spans, quoted_spans, words
 from ragdown.storage.backend import SessionMemory
@@ -144,7 +144,11 @@ def select(
 
 
 def fit(
-    hits: list[Hit], settings: HookSettings, text_limit: int, view: PathView | None = None
+    hits: list[Hit],
+    settings: HookSettings,
+    text_limit: int,
+    view: PathView | None = None,
+    place: Place | None = None,
 ) -> tuple[list[str], list[Hit]]:
     """The hit blocks that fit in `max_chars` (the first always does), and their hits."""
     limit = min(text_limit or settings.max_chars, settings.max_chars)
@@ -152,7 +156,7 @@ def fit(
     used: list[Hit] = []
     total = 0
     for i, hit in enumerate(hits, 1):
-        block = hit_block(i, hit, limit, view) if view is not None else hit_block(i, hit, limit)
+        block = hit_block(i, hit, limit, view, place) if view is not None else hit_block(i, hit, limit)
         if blocks and total + len(block) > settings.max_chars:
             break
         blocks.append(block)
@@ -162,10 +166,15 @@ def fit(
 
 
 def context_block(
-    hits: list[Hit], settings: HookSettings, text_limit: int, view: PathView, source: str
+    hits: list[Hit],
+    settings: HookSettings,
+    text_limit: int,
+    view: PathView,
+    source: str,
+    place: Place | None = None,
 ) -> tuple[str, list[Hit]]:
     """The `<ragdown-context>` block holding as many hits as fit in `max_chars` (at least one)."""
-    blocks, used = fit(hits, settings, text_limit, view)
+    blocks, used = fit(hits, settings, text_limit, view, place)
     if not blocks:
         return "", []
     body = "\n\n".join(blocks)
@@ -186,6 +195,7 @@ def run_hook(
     text_limit: int,
     view: PathView,
     source: str,
+    place: Place | None = None,
 ) -> HookResult:
     """One hook call end to end: skip, search, gate, fit, remember. `searcher` is asked for only when a
     search is made (a skipped prompt answers even while the index is not open)."""
@@ -198,7 +208,7 @@ def run_hook(
     candidates, alias_paths = hook_candidates(searcher(), prompt, flt, settings.top_k, fusion)
     seen = memory.seen(memory_key) if memory_key is not None else set()
     result = select(candidates, settings, seen, prompt, alias_paths, max_per_document)
-    result.text, result.injected = context_block(result.injected, settings, text_limit, view, source)
+    result.text, result.injected = context_block(result.injected, settings, text_limit, view, source, place)
     if memory_key is not None and result.injected:
         memory.add(memory_key, [h.chunk.key for h in result.injected])
     return result

@@ -44,6 +44,7 @@ def hook_context(ctx: ToolContext, a: ContextArgs) -> HookResult:
         max_per_document=rt.max_per_document,
         text_limit=rt.text_limit,
         view=ctx.scope.view,
+        place=ctx.scope.place,
         source=ctx.location(ctx.scope.dir),
     )
 

@@ -106,8 +106,8 @@ async def recall(ctx: ToolContext, a: RecallArgs) -> str:
     hits = await recall_hits(ctx, a)
     limit = recall_limit(ctx, a)
     if a.format == "json":
-        return recall_json(hits, limit, ctx.scope.view)
-    return recall_text(hits, limit, ctx.scope.view)
+        return recall_json(hits, limit, ctx.scope.view, ctx.scope.place)
+    return recall_text(hits, limit, ctx.scope.view, ctx.scope.place)
 
 
 RECALL = ToolSpec(
@@ -563,8 +563,8 @@ def stats_of(ctx: ToolContext, include_files: bool) -> dict[str, Any]:
     if engine.sync_error:
         out["sync_error"] = ctx.redact(engine.sync_error)
     if include_files:
-        out["file_list"] = [{"path": scope.view(p), "chunks": n} for p, n in store.file_chunk_counts(flt)]
-        out["skipped_files"] = [{"path": scope.view(p), "reason": r} for p, r in skipped]
+        out["file_list"] = [{**scope.place(p), "chunks": n} for p, n in store.file_chunk_counts(flt)]
+        out["skipped_files"] = [{**scope.place(p), "reason": r} for p, r in skipped]
     return out
 
 
