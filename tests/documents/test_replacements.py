@@ -71,6 +71,29 @@ def test_names_no_lines_after_an_earlier_edit_moved_them() -> None:
     )
 
 
+def test_shows_the_closest_passage_for_a_typo_in_whole_words() -> None:
+    error = refusal([Edit("pg_restore twcie", "x")])
+    assert str(error).endswith(
+        "The nearest passage (lines 7-7) follows; copy old_text from it exactly:\npg_restore twice."
+    )
+    lines = refusal([Edit("Nigthly snapshots.\n\n## Restroe", "x")])
+    assert str(lines).endswith(
+        "(lines 3-5) follows; copy old_text from it exactly:\nNightly snapshots.\n\n## Restore"
+    )
+
+
+def test_finds_the_closest_passage_in_a_large_document() -> None:
+    filler = [f"Line {n}: the nightly job copied {n * 7} files to the cold store." for n in range(16_000)]
+    text = "\n".join(
+        [*filler[:9_000], "Restore with pg_restore --clean twice, then check the counts.", *filler[9_000:]]
+    )
+    assert len(text) > 1_000_000
+    error = refusal([Edit("Restore with pg_restore --claen twice", "x")], text)
+    assert str(error).endswith(
+        "(lines 9001-9001) follows; copy old_text from it exactly:\nRestore with pg_restore --clean twice,"
+    )
+
+
 def test_says_to_read_again_when_nothing_is_near() -> None:
     error = refusal([Edit("thrice", "x")])
     assert str(error) == (

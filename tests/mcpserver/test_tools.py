@@ -287,6 +287,15 @@ async def test_edits_passages_all_or_none(docs: Path, connect: Connect) -> None:
             "ragdown_edit", path="ops/backups.md", edits=[{"old_text": "Hourly  snapshots", "new_text": "x"}]
         )
         assert "(lines 3-3)" in near
+        # A typo is answered with the passage the document has, ready to copy back as old_text.
+        typo = await s.error(
+            "ragdown_edit", path="ops/backups.md", edits=[{"old_text": "pg_restore onec", "new_text": "x"}]
+        )
+        quoted = typo.split("copy old_text from it exactly:\n", 1)[1]
+        assert quoted == "pg_restore once."
+        await s.ok(
+            "ragdown_edit", path="ops/backups.md", edits=[{"old_text": quoted, "new_text": "pg_restore."}]
+        )
         assert await s.error(
             "ragdown_edit",
             path="ops/backups.md",
