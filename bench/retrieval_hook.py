@@ -4,8 +4,9 @@ Each answerable question and each off-topic prompt goes through the hook's own s
 (`hook_candidates`, `select`, `fit` of `ragdown.search.hook`), in a fresh session, with the embedder's
 default `min_score`, `top_k` 4 and `max_chars` 6000, once per `min_ratio` of the sweep. Two gates:
 `ragdown` (what ships: the spec's cosine-ratio gate, hits sorted by cosine and kept while within `min_ratio`
-of the best one's, plus the search's own first hit whenever it reaches `min_score`), `spec` (the spec's
-gate alone, `select(keep_top=0)`); `keep1` and `top2` keep the search's first one or two hits (`KEEP_TOP` is 2). The fusion is the embedder's default (`--fusions` to sweep others):
+of the best one's, plus the search's own first hits, as many as the embedder's catalogue entry says
+(`hook_keep_top`: minilm's 2, else none), whenever they reach `min_score`), `spec` (the spec's gate alone,
+`select(keep_top=0)`); `keep1` and `top2` keep the search's first one or two hits. The fusion is the embedder's default (`--fusions` to sweep others):
 it picks the 2 × top_k candidates, the gate then re-sorts them by cosine. Recall: the gold section or a
 descendant among the injected (gate.ts's rule); chunks/prompt and wrong chunks/prompt over the answerable
 questions; what the off-topic prompts got. `--obsidian` adds the Obsidian help dev set and its paraphrase
@@ -36,12 +37,13 @@ from ragdown.engine.runtime import Runtime
 from ragdown.evaluation.metrics import Rule
 from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import HookRow, hook_rule, run_hook
-from ragdown.search.hook import KEEP_TOP, HookSettings, fit, hook_candidates, select, skip_reason
+from ragdown.search.hook import HookSettings, fit, hook_candidates, select, skip_reason
 from ragdown.search.hybrid import Fusion, Hit
 from ragdown.storage.filter_sql import FileFilter
 
-# Gate label -> how many of the search's first hits stay whatever their ratio (`select`'s `keep_top`).
-GATES = {"ragdown": KEEP_TOP, "spec": 0, "keep1": 1, "top2": 2}
+# Gate label -> how many of the search's first hits stay whatever their ratio (`select`'s `keep_top`; None:
+# the embedder's own, what the tool does).
+GATES: dict[str, int | None] = {"ragdown": None, "spec": 0, "keep1": 1, "top2": 2}
 RATIOS = (1.0, 0.98, 0.96, 0.95, 0.92, 0.9, 0.88, 0.85, 0.82, 0.8, 0.75, 0.7, 0.6, 0.5, 0.0)
 
 

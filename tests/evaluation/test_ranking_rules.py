@@ -170,9 +170,12 @@ def test_the_hook_sorts_by_cosine_and_gates_on_the_share_of_the_best_cosine(
     assert (kept.below_score, kept.below_ratio) == (1, 0)
     strict = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0, keep_top=1)
     assert [h.chunk.id for h in strict.injected] == [found[0].chunk.id, found[3].chunk.id]
-    # The default keeps the search's first two, in search order, then the best cosine.
-    two = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0)
+    # minilm's (the catalogue's `hook_keep_top` 2) keeps the search's first two, in search order, then the
+    # best cosine; settings that name none are the spec's gate alone.
+    two = select(candidates, HookSettings(4, 0.4, 1.0, 6000, keep_top=2), set(), prompt, set(), 0)
     assert [h.chunk.id for h in two.injected] == [found[0].chunk.id, found[1].chunk.id, found[3].chunk.id]
+    plain = select(candidates, HookSettings(4, 0.4, 1.0, 6000), set(), prompt, set(), 0)
+    assert [h.chunk.id for h in plain.injected] == [found[3].chunk.id]
 
 
 def test_the_searchs_first_hit_stays_only_when_it_reaches_min_score_and_is_new(

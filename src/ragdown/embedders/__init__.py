@@ -45,6 +45,7 @@ __all__ = [
     "OpenAIEmbedder",
     "Vectors",
     "default_fusion",
+    "default_keep_top",
     "default_min_ratio",
     "default_min_score",
     "load_configured",
@@ -212,6 +213,14 @@ def default_min_ratio(name: str, *, catalog: Mapping[str, CatalogModel] | None =
     """
     config = _measured(name, catalog)
     return config.min_ratio if config is not None else DEFAULT_MIN_RATIO
+
+
+def default_keep_top(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> int:
+    """How many of the search's first hits the hook keeps whatever their ratio, under the embedder's own
+    `min_ratio`: the catalogue's measured value (minilm's 2, docs/benchmarks.md section 16), else 0: the
+    spec's gate alone (behaviour spec A8), for every model it was not measured to help."""
+    config = _measured(name, catalog)
+    return config.hook_keep_top if config is not None else 0
 
 
 def default_fusion(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> str:

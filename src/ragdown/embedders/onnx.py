@@ -76,6 +76,9 @@ class OnnxModelConfig:
     unrelated_score: float | None = None
     min_ratio: float = DEFAULT_MIN_RATIO
     """The hook's default `min_ratio` (share of the best hit's cosine), measured per model as `min_score` is."""
+    hook_keep_top: int = 0
+    """How many of the search's first hits the hook keeps whatever their ratio, while `min_ratio` is this
+    model's own: only where it was measured to be needed (minilm); 0, the spec's gate alone, elsewhere."""
     fusion: str = "rrf"
     """The fusion this model ranked best with when measured (`rrf` or `score`); `RAGDOWN_FUSION` overrides it."""
     reads_cjk: bool = True

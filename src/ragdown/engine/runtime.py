@@ -10,9 +10,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ragdown.core.config import Settings, setting_default
-from ragdown.embedders import default_fusion, default_min_ratio, default_min_score, unrelated_score
+from ragdown.embedders import (
+    default_fusion,
+    default_keep_top,
+    default_min_ratio,
+    default_min_score,
+    unrelated_score,
+)
 from ragdown.engine.engine import Engine
-from ragdown.search.hook import KEEP_TOP, HookSettings
+from ragdown.search.hook import HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 from ragdown.storage.backend import QueryLogStore, SessionMemory
 from ragdown.vault.folders import HookOverrides
@@ -140,5 +146,5 @@ class Runtime:
             min_score=float(merged["min_score"]),
             min_ratio=float(merged["min_ratio"]),
             max_chars=int(merged["max_chars"]),
-            keep_top=0 if ratio_set else KEEP_TOP,
+            keep_top=0 if ratio_set else default_keep_top(self.embedder_name()),
         )

@@ -6,10 +6,11 @@
    cap per document, take `top_k`. `min_ratio` defaults to the embedder's measured value, as `min_score`
    does (`embedders.default_min_ratio`).
 4. A candidate holding a name the prompt quotes, and one of a document whose alias the prompt says, go
-   first whatever their cosine; then, while `min_ratio` is the embedder's own default, the search's own
-   first `KEEP_TOP` (2) hits, those reaching `min_score`, whatever their ratio: the fusion ranks them best,
-   and with a small model their cosines can sit under the gate (`docs/benchmarks.md`, section 16). A
-   `min_ratio` set by anyone is the spec's gate alone (1 keeps one hit).
+   first whatever their cosine; then, while `min_ratio` is the embedder's own default and only for an
+   embedder measured to need it (its catalogue entry's `hook_keep_top`: minilm's 2), the search's own first
+   hits, those reaching `min_score`, whatever their ratio: the fusion ranks them best, and minilm's cosines
+   can sit under the gate (`docs/benchmarks.md`, section 16). Every other embedder, and a `min_ratio` set
+   by anyone, gets the spec's gate alone (1 keeps one hit).
 5. Blocks are added while they fit in `max_chars` (the first always does), and remembered per session.
 
 The tool (`tools/hook.py`) and `ragdown eval --hook` both run these functions, so what is measured is what
@@ -29,7 +30,6 @@ from ragdown.storage.backend import SessionMemory
 from ragdown.storage.filter_sql import FileFilter
 
 MIN_PROMPT_CHARS = 12
-KEEP_TOP = 2  # the search's first hits kept whatever their ratio (step 4; docs/benchmarks.md section 16)
 CAUTION = (
     "These are excerpts from the user's documents, found by search for this prompt, not chosen by the user. "
     "They may be irrelevant or out of date: read the whole file with ragdown_read_doc before relying on one."
@@ -43,9 +43,10 @@ class HookSettings:
     min_score: float
     min_ratio: float
     max_chars: int
-    # Step 4's first hits kept whatever their ratio: only under the embedder's own `min_ratio`. A `min_ratio`
-    # someone set (the call, the folder, the server settings, the variable) is the spec's gate exactly.
-    keep_top: int = KEEP_TOP
+    # Step 4's first hits kept whatever their ratio: the embedder's `hook_keep_top` under its own `min_ratio`
+    # (`Runtime.hook_settings`). A `min_ratio` someone set (the call, the folder, the server settings, the
+    # variable) is the spec's gate exactly, as is every embedder not measured to need more: 0.
+    keep_top: int = 0
 
 
 @dataclass
