@@ -198,3 +198,29 @@ async def test_a_reader_process_refuses_settings_changes(docs: Path, start_serve
     assert status["role"] == "reader"
     assert second.api.patch("/api/settings", json={"text_limit": 5}).status_code == 409
     assert first.api.patch("/api/settings", json={"text_limit": 5}).status_code == 200
+
+
+async def test_the_query_log_counts_a_read_after_a_hit_of_that_folders_document(
+    docs: Path, start_app: StartServer
+) -> None:
+    ops_folder(docs)
+    write(docs, "lab/backups.md", "# Backups\n\nLab snapshots.\n\n## Restore\n\nRun pg_restore twice.")
+    write(docs, "lab/.ragdown.json", json.dumps({"title": "Lab", "mcp": True}))
+    server = start_app(docs, RAGDOWN_QUERY_LOG="true")
+    async with mcp_client(server, "/mcp/lab") as lab, mcp_client(server, "/mcp/ops") as ops:
+        # lab/backups.md was shown, ops/backups.md read: the same path in another folder is no follow-up.
+        await text_of(lab, "ragdown_recall", query="restore", top_k=1)
+        await text_of(ops, "ragdown_read_doc", path="backups.md")
+        summary = server.api.get("/api/query-log").json()["summary"]
+        assert (summary["reads"], summary["reads_after_search"]) == (1, 0)
+        await text_of(ops, "ragdown_recall", query="restore", top_k=1)
+        await text_of(ops, "ragdown_read_doc", path="backups.md")
+    summary = server.api.get("/api/query-log").json()["summary"]
+    assert summary["reads_after_search"] == 1
+    assert summary["top_read"] == [{"folder": "ops", "path": "backups.md", "reads": 2, "after_search": 1}]
+    # The web UI's search is logged as the tools' are: its time, and each hit's folder and path.
+    assert server.api.get("/api/search", params={"q": "restore"}).status_code == 200
+    assert server.app is not None
+    line = server.app.runtime.query_log.entries()[-1]
+    assert (line["kind"], type(line["ms"])) == ("search", float)
+    assert {(h["folder"], h["path"]) for h in line["hits"]} == {("ops", "backups.md"), ("lab", "backups.md")}

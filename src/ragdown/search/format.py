@@ -137,11 +137,17 @@ def web_hit_json(hit: Hit) -> dict[str, Any]:
     }
 
 
-def log_hits(hits: Sequence[Hit], view: PathView = _same) -> list[dict[str, Any]]:
+def log_place(folder: str, docs_path: str) -> dict[str, str]:
+    """Where a document is, as the query log names it on every face: its folder ('' for stdio's docs dir)
+    and its path in that folder, so a read matches a hit of the same document only (`querylog.summarise`)."""
+    return {"folder": folder, "path": docs_path[len(folder) + 1 :] if folder else docs_path}
+
+
+def log_hits(hits: Sequence[Hit]) -> list[dict[str, Any]]:
     """What the query log keeps of each hit: where it is and how it scored, never its text."""
     return [
         {
-            "path": view(h.path),
+            **log_place(h.chunk.folder, h.path),
             "start_line": h.chunk.start_line,
             "end_line": h.chunk.end_line,
             "similarity": similarity_value(h),

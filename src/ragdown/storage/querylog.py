@@ -3,7 +3,7 @@
 It holds queries, never document text, stays on the server, and rotates at 10 MB to one `.1` file.
 `summary()` sums it up for the web UI's Settings → Usage: the gaps (searches whose best hit was under the
 minimum score), the share of hook calls that injected anything, and the reads that followed a search
-showing the same document within 10 minutes.
+showing the same document (the same folder and path) within 10 minutes.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ ROTATE_BYTES = 10 * 1024 * 1024
 FOLLOW_WINDOW_S = 600.0
 MAX_GAPS = 50
 MAX_TOP = 20
+Place = tuple[str | None, str]  # a document as hits and reads name it: its folder (None: an older line), path
 
 
 class QueryLog:
@@ -90,17 +91,17 @@ def summarise(entries: list[dict[str, Any]], min_score: float) -> dict[str, Any]
         best = max(cosines, default=None)
         if not hits or (best is not None and best < min_score):
             gaps.append({"query": e.get("query"), "best_similarity": best, "at": e.get("at")})
-    shown: list[tuple[float, str]] = [
-        (float(e.get("at", 0.0)), str(h.get("path"))) for e in (*searches, *hooks) for h in e.get("hits", [])
+    shown: list[tuple[float, Place]] = [
+        (float(e.get("at", 0.0)), _place(h)) for e in (*searches, *hooks) for h in e.get("hits", [])
     ]
-    read_counts: Counter[str] = Counter()
-    after_search: Counter[str] = Counter()
+    read_counts: Counter[Place] = Counter()
+    after_search: Counter[Place] = Counter()
     for r in reads:
-        path = str(r.get("path"))
-        read_counts[path] += 1
+        place = _place(r)
+        read_counts[place] += 1
         at = float(r.get("at", 0.0))
-        if any(p == path and 0 <= at - t <= FOLLOW_WINDOW_S for t, p in shown):
-            after_search[path] += 1
+        if any(p == place and 0 <= at - t <= FOLLOW_WINDOW_S for t, p in shown):
+            after_search[place] += 1
     injected = sum(1 for e in hooks if e.get("hits"))
     return {
         "searches": len(searches),
@@ -111,7 +112,14 @@ def summarise(entries: list[dict[str, Any]], min_score: float) -> dict[str, Any]
         "reads": len(reads),
         "reads_after_search": sum(after_search.values()),
         "top_read": [
-            {"path": p, "reads": n, "after_search": after_search[p]}
+            {"folder": p[0], "path": p[1], "reads": n, "after_search": after_search[p]}
             for p, n in read_counts.most_common(MAX_TOP)
         ],
     }
+
+
+def _place(entry: dict[str, Any]) -> Place:
+    """A hit's or a read's document: its folder and the path in it (`format.log_place`); a line written
+    before lines named the folder has None there, so it matches only another such line."""
+    folder = entry.get("folder")
+    return (str(folder) if folder is not None else None, str(entry.get("path")))

@@ -65,7 +65,7 @@ async def context(ctx: ToolContext, a: ContextArgs) -> str:
             "min_ratio": result.below_ratio,
         },
         candidates=result.candidates,
-        hits=log_hits(result.injected, ctx.scope.view),
+        hits=log_hits(result.injected),
         ms=round((time.perf_counter() - started) * 1000, 1),
     )
     if not result.text:

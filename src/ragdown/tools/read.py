@@ -19,7 +19,15 @@ from ragdown.core.times import iso_seconds, parse_since
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
 from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
-from ragdown.search.format import agent_suffix, day, log_hits, recall_json, recall_text, tags_suffix
+from ragdown.search.format import (
+    agent_suffix,
+    day,
+    log_hits,
+    log_place,
+    recall_json,
+    recall_text,
+    tags_suffix,
+)
 from ragdown.search.hybrid import Hit
 from ragdown.search.linking import folder_files, folder_resolver
 from ragdown.search.outline import find_node
@@ -91,7 +99,7 @@ async def recall_hits(ctx: ToolContext, a: RecallArgs) -> list[Hit]:
         scope=str(ctx.scope.dir),
         query=a.query,
         filters={"path_prefix": a.path_prefix, "tag": a.tag, "written_by": a.written_by, "top_k": a.top_k},
-        hits=log_hits(hits, ctx.scope.view),
+        hits=log_hits(hits),
         ms=round((time.perf_counter() - started) * 1000, 1),
     )
     return hits
@@ -322,7 +330,7 @@ async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
             )
         text = await ctx.run(read_many, ctx, a)
         for raw in a.paths:
-            ctx.runtime.log("read", scope=str(ctx.scope.dir), path=raw, raw=raw)
+            log_read(ctx, raw, raw)
         return text
     assert a.path is not None
     text = await ctx.run(
@@ -339,8 +347,14 @@ async def read_doc(ctx: ToolContext, a: ReadDocArgs) -> str:
         a.start_line,
         a.end_line,
     )
-    ctx.runtime.log("read", scope=str(ctx.scope.dir), path=text.split(":", 1)[0], raw=a.path)
+    log_read(ctx, text.split(":", 1)[0], a.path)
     return text
+
+
+def log_read(ctx: ToolContext, shown: str, raw: str) -> None:
+    """A read in the query log, named as its hits are (`log_place`: folder and the path in it)."""
+    place = log_place(ctx.scope.folder, ctx.scope.docs_path(shown))
+    ctx.runtime.log("read", scope=str(ctx.scope.dir), **place, raw=raw)
 
 
 READ_DOC = ToolSpec(

@@ -113,7 +113,7 @@ export async function renderUsage(main, _route, { signal }) {
                 h(
                   "tr",
                   {},
-                  h("td", {}, docLink(item.path)),
+                  h("td", {}, docLink(item.folder ? `${item.folder}/${item.path}` : item.path)),
                   h("td", { class: "num" }, fmtNumber(item.reads)),
                   h("td", { class: "num" }, fmtNumber(item.after_search)),
                 ),

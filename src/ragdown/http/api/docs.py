@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import mimetypes
+import time
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -201,8 +202,10 @@ async def search(api: Api, request: Request) -> Response:
     flt = Scope.over(api.root, folders).file_filter(tag=normalise_tag(tag) if tag else None)
     rt = api.runtime
     opts = rt.search_options(int(raw_top))
+    started = time.perf_counter()
     hits = await asyncio.to_thread(api.engine.search, query, flt, opts)
-    rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=log_hits(hits, str))
+    ms = round((time.perf_counter() - started) * 1000, 1)
+    rt.log("search", scope=folder or "*", query=query, filters={"tag": tag}, hits=log_hits(hits), ms=ms)
     return ok({"hits": [web_hit_json(h) for h in hits]})
 
 
