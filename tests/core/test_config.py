@@ -63,3 +63,15 @@ def test_the_hnsw_settings_are_checked(tmp_path: Path) -> None:
         Settings.from_env({**base, "RAGDOWN_HNSW_M": "1"})
     with pytest.raises(ConfigError, match="RAGDOWN_HNSW_EF_SEARCH must be between 1 and 1000"):
         Settings.from_env({**base, "RAGDOWN_HNSW_EF_SEARCH": "5000"})
+
+
+def test_the_environment_is_shown_by_one_rule_for_every_setting() -> None:
+    """`/api/status` `settings.env`: a set variable's value, None for every one not set (server or hook)."""
+    nothing = Settings.from_env({}).environment()
+    assert set(nothing.pop("hook").values()) == {None}
+    assert set(nothing.values()) == {None}
+    said = Settings.from_env(
+        {"RAGDOWN_TEXT_LIMIT": "2000", "RAGDOWN_HOOK_MIN_RATIO": "0.95", "RAGDOWN_WATCH": " "}
+    ).environment()
+    assert (said["text_limit"], said["watch"], said["max_per_document"]) == (2000, None, None)
+    assert said["hook"] == {"top_k": None, "min_score": None, "min_ratio": 0.95, "max_chars": None}

@@ -503,6 +503,9 @@ class Settings:
         env = os.environ if env is None else env
         values = {s.key: s.read(env) for s in SETTINGS if s.variable is not None}
         cache_root = _cache_root(env)
+        set_here = frozenset(
+            s.key for s in SETTINGS if s.variable is not None and (env.get(s.variable) or "").strip()
+        )
         return cls(
             docs_dir=values["docs_dir"],
             data_dir_override=values["data_dir"],
@@ -515,9 +518,7 @@ class Settings:
             cache_root=cache_root,
             embedder=values["embedder"],
             embedder_chosen=bool((env.get("RAGDOWN_EMBEDDER") or "").strip()),
-            env_set=frozenset(
-                s.key for s in SETTINGS if s.variable is not None and (env.get(s.variable) or "").strip()
-            ),
+            env_set=set_here,
             embedding_url=values["embedding_url"],
             embedding_api_key=values["embedding_api_key"],
             hf_endpoint=values["hf_endpoint"],
@@ -536,11 +537,9 @@ class Settings:
             follow_links=values["follow_links"],
             fusion=values["fusion"],
             query_log=values["query_log"],
+            # A hook variable not set is None here: the next layer (saved, the embedder's own) decides.
             hook=HookDefaults(
-                top_k=_env_only(env, "hook.top_k", values),
-                min_score=_env_only(env, "hook.min_score", values),
-                min_ratio=_env_only(env, "hook.min_ratio", values),
-                max_chars=_env_only(env, "hook.max_chars", values),
+                **{k: values[f"hook.{k}"] if f"hook.{k}" in set_here else None for k in HOOK_KEYS}
             ),
             history=values["history"],
             history_days=values["history_days"],
@@ -559,6 +558,19 @@ class Settings:
             host=values["host"],
             log_level=str(values["log_level"]).upper(),
         )
+
+    def environment(self) -> dict[str, Any]:
+        """What the environment says of each setting the web UI shows (`/api/status` `settings.env`), by one
+        rule for all: the variable's value where it is set, None where it is not (the values in effect and
+        where each comes from are beside it there)."""
+
+        def said(key: str, value: Any) -> Any:
+            return value if key in self.env_set else None
+
+        return {
+            **{key: said(key, getattr(self, key)) for key in SERVER_KEYS},
+            "hook": {key: said(f"hook.{key}", getattr(self.hook, key)) for key in HOOK_KEYS},
+        }
 
     def with_docs_dir(self, docs_dir: Path) -> Settings:
         return replace(self, docs_dir=docs_dir)
@@ -591,13 +603,6 @@ def _ef_construction(values: Mapping[str, Any]) -> int:
             f"RAGDOWN_HNSW_EF_CONSTRUCTION must be at least twice RAGDOWN_HNSW_M ({2 * m}), not {ef}"
         )
     return ef
-
-
-def _env_only(env: Mapping[str, str], key: str, values: Mapping[str, Any]) -> Any:
-    """A hook variable's value when it is set, None when the variable is not (the next layer decides)."""
-    variable = BY_KEY[key].variable
-    assert variable is not None
-    return values[key] if (env.get(variable) or "").strip() else None
 
 
 def setting_default(key: str) -> Any:

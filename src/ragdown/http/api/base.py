@@ -189,10 +189,7 @@ class Api:
             "hook": {**rt.server_hook(), "unrelated_score": rt.unrelated_score()},
             "sources": {key: rt.source(key) for key in config.SERVER_KEYS},
             "saved": rt.saved,
-            "env": {
-                **{key: getattr(env, key) if key in env.env_set else None for key in config.SERVER_KEYS},
-                "hook": {key: getattr(env.hook, key) for key in config.HOOK_KEYS},
-            },
+            "env": env.environment(),
             "schema": config.schema(),
             "toolset": env.toolset or "ragdown",  # RAGDOWN_TOOLSET: the tool set of folders without their own
         }
