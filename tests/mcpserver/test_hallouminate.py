@@ -10,6 +10,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.conftest import write
 from tests.mcpserver.conftest import Connect
+from tests.mcpserver.traces import traces
 
 pytestmark = pytest.mark.anyio
 
@@ -106,7 +107,11 @@ async def test_writes_lint_and_keep_the_index_lists(wiki: Path, connect: Connect
         )
         assert again["created"] is False
         gone = json.loads(await s.ok("delete_markdown", corpus=corpus, path="guides/new-page.md"))
-        assert gone["trash"] is True
+        assert (gone["deleted"], gone["trash"]) == (True, False)  # irreversible, as hallouminate's
+        assert traces(wiki, "guides/new-page.md", b"# A\n", b"# Again\n") == []
+        with pytest.raises(MCPError) as missing:
+            await s.client.call_tool("delete_markdown", {"corpus": corpus, "path": "guides/new-page.md"})
+        assert missing.value.code == -32602
         assert "new-page.md" not in (wiki / "guides/index.md").read_text()
         assert json.loads(await s.ok("index"))["removed"] == 0
 

@@ -24,6 +24,7 @@ from ragdown.tools.context import ToolContext
 from ragdown.toolsets import select
 from tests.conftest import pile, write
 from tests.mcpserver.conftest import Connect, Session
+from tests.mcpserver.traces import traces
 
 pytestmark = pytest.mark.anyio
 
@@ -429,7 +430,22 @@ async def test_append_to_file_creates_and_starts_on_a_new_line(docs: Path, conne
 # -- delete, move, history, restore ---------------------------------------------------------------
 
 
-async def test_delete_goes_to_the_trash_and_restore_version_brings_it_back(
+async def test_delete_file_forgets_the_file_and_all_its_versions(docs: Path, connect: Connect) -> None:
+    first, second = b"# Secret\n\nfirst draft\n", b"# Secret\n\nsecond draft\n"
+    async with readmedb(docs, connect) as s:
+        await s.ok("write_file", name="secret.md", content=first.decode())
+        await s.ok("write_file", name="secret.md", content=second.decode())
+        assert len(await js(s, "get_file_history", name="secret.md")) == 2
+        assert await s.ok("delete_file", name="secret.md") == 'OK: file "secret.md" deleted permanently'
+        assert not (docs / "secret.md").exists()
+        assert await code(s, "get_file_history", name="secret.md") == "FILE_NOT_FOUND"
+        assert await code(s, "read_file", name="secret.md") == "FILE_NOT_FOUND"
+        assert await code(s, "delete_file", name="secret.md") == "FILE_NOT_FOUND"
+        assert await js(s, "search_files", query="draft") == []
+    assert traces(docs, "secret.md", first, second) == []
+
+
+async def test_a_file_in_ragdowns_trash_keeps_its_versions_and_restore_version_brings_it_back(
     docs: Path, connect: Connect
 ) -> None:
     async with readmedb(docs, connect) as s:
@@ -437,14 +453,11 @@ async def test_delete_goes_to_the_trash_and_restore_version_brings_it_back(
         await s.ok("write_file", name="doomed.md", content="# Doomed\n\nsecond\n")
         before = await js(s, "get_file_history", name="doomed.md")
         assert len(before) == 2
-        gone = await s.ok("delete_file", name="doomed.md")
-        assert gone.startswith('OK: file "doomed.md" ')
-        assert "trash" in gone
-        assert "permanently" not in gone.replace("not permanently", "")
-        assert not (docs / "doomed.md").exists()
+        (docs / "doomed.md").unlink()  # deleted outside delete_file: the sync puts it in the trash
+        await s.ok("write_file", name="other.md", content="# Other\n")
         assert await code(s, "read_file", name="doomed.md") == "FILE_NOT_FOUND"
         assert await code(s, "delete_file", name="doomed.md") == "FILE_NOT_FOUND"
-        assert (await js(s, "list_files"))["returned"] == 0
+        assert (await js(s, "list_files"))["returned"] == 1
 
         history = await js(s, "get_file_history", name="doomed.md")
         assert history[-2:] == before  # the delete keeps every version (it may add one marking the delete)
@@ -481,11 +494,10 @@ async def test_delete_goes_to_the_trash_and_restore_version_brings_it_back(
         )
         assert after[0]["id"] > history[0]["id"]
         assert (await js(s, "read_file", name="doomed.md"))["content"] == "# Doomed\n\nfirst\n"
-        assert [f["name"] for f in (await js(s, "list_files"))["files"]] == ["doomed.md"]
+        assert [f["name"] for f in (await js(s, "list_files"))["files"]] == ["doomed.md", "other.md"]
 
         assert await code(s, "get_file_version", name="doomed.md", version_id=999_999) == "VERSION_NOT_FOUND"
         assert await code(s, "restore_version", name="doomed.md", version_id=999_999) == "VERSION_NOT_FOUND"
-        await s.ok("write_file", name="other.md", content="# Other\n")
         other = (await js(s, "get_file_history", name="other.md"))[0]["id"]
         assert await code(s, "get_file_version", name="doomed.md", version_id=other) == "VERSION_NOT_FOUND"
         assert await code(s, "get_file_history", name="never.md") == "FILE_NOT_FOUND"
@@ -564,8 +576,7 @@ async def test_move_file_keeps_history_refuses_a_taken_name_and_overwrites_into_
 async def test_history_off_deletes_permanently_and_says_so(docs: Path, connect: Connect) -> None:
     async with readmedb(docs, connect, RAGDOWN_HISTORY="false") as s:
         await s.ok("write_file", name="x.md", content="# X\n")
-        gone = await s.ok("delete_file", name="x.md")
-        assert gone.startswith('OK: file "x.md" deleted permanently')
+        assert await s.ok("delete_file", name="x.md") == 'OK: file "x.md" deleted permanently'
         assert await code(s, "get_file_history", name="x.md") == "UNAVAILABLE"
 
 
@@ -704,7 +715,7 @@ async def test_the_policy_docs_and_prompt_read_in_process(
         ".md",
     ):
         assert needle in text, needle
-    assert "restore_version brings the file back" in text
+    assert "delete_file is irreversible" in text
     for name in TOOLS:
         assert f"readmedb://docs/{name}" in text
         doc = await docs_template.read(ctx, {"tool_name": name})

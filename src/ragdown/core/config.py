@@ -309,6 +309,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Keep every version made in the last this many days.", minimum=0),
     Setting("history_keep", "RAGDOWN_HISTORY_KEEP", "int", 20, "History versions",
             "Keep at least this many versions of each document, however old.", minimum=1),
+    Setting("history_trash_days", "RAGDOWN_HISTORY_TRASH_DAYS", "int", None, "Trash days",
+            "Forget a deleted document, with all its versions, this many days after its delete (unset: the "
+            "trash keeps it until it is deleted for good).", minimum=0),
     Setting("port", "PORT", "int", 3000, "Port", "serve only: the HTTP port.", minimum=0, maximum=65535),
     Setting("keep_alive_timeout_ms", "HTTP_KEEP_ALIVE_TIMEOUT_MS", "int", 75_000, "Keep-alive",
             "serve only: how long an idle client connection is kept open (ms); 0 never closes one.", minimum=0),
@@ -484,6 +487,7 @@ class Settings:
     history: bool = True
     history_days: int = 30
     history_keep: int = 20
+    history_trash_days: int | None = None
     port: int = 3000
     keep_alive_timeout_ms: int = 75_000
     token: str | None = None
@@ -544,6 +548,7 @@ class Settings:
             history=values["history"],
             history_days=values["history_days"],
             history_keep=values["history_keep"],
+            history_trash_days=values["history_trash_days"],
             port=values["port"],
             keep_alive_timeout_ms=values["keep_alive_timeout_ms"],
             token=values["token"],

@@ -114,7 +114,12 @@ class Engine:
         self.embedder_notice_reason: str | None = None  # why: the default's error
         # Every version of every document, beside the documents (not derived: it outlives the data dir).
         self.history: HistoryStore | None = (
-            HistoryStore(self.root, keep_days=settings.history_days, keep=settings.history_keep)
+            HistoryStore(
+                self.root,
+                keep_days=settings.history_days,
+                keep=settings.history_keep,
+                trash_days=settings.history_trash_days,
+            )
             if settings.history
             else None
         )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragdown.core.errors import unavailable
 from ragdown.history.store import HistoryStore
 from ragdown.vault.sandbox import read_plain
 
@@ -97,6 +98,22 @@ class Journal:
                 self.store.record_delete(rel, before, who=self.who, session=self.session, before_at=saved_at)
             except (sqlite3.Error, OSError) as err:
                 log.error("the history could not record the delete of %s: %s", rel, err)
+
+    def forget(self, path: Path, *, under: bool = False, trash_only: bool = False) -> list[str]:
+        """Forget `path` in the history for good: the document followed there, live or in the trash; with
+        `under`, every document under the folder `path` (only those in its trash with `trash_only`). The
+        docs-relative paths forgotten. Unlike recording, a failure is raised: a delete for good that left the
+        text in the history would be a lie."""
+        rel = self._rel(path)
+        if rel is None or self.store is None:
+            return []
+        try:
+            if under:
+                return self.store.purge_under(rel, trash_only=trash_only) if rel not in ("", ".") else []
+            return [rel] if self.store.purge(rel) else []
+        except (sqlite3.Error, OSError) as err:
+            log.error("the history could not forget %s: %s", rel, err)
+            raise unavailable(f"the version history could not forget {self._shown(rel)}: {err}") from None
 
     def finished(self, *paths: Path) -> None:
         """The door is done with `paths` (written, deleted or moved) and holds no lock: run the upkeep."""

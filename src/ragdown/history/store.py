@@ -13,7 +13,12 @@ document's path: a name written again goes on with the history it had, and a del
 something else takes (a document or folder moved there, a file renamed there outside) stays in the trash
 under a free name beside it, `name (earlier).md` (`earlier 2`, …), where it can be read and restored.
 Retention: every version of the last `keep_days`, and at least the last `keep` of each document; blobs no
-version uses any more are dropped.
+version uses any more are dropped; a document in the trash longer than `trash_days` (when set) is forgotten.
+
+What is dropped is gone from the file, not just from the tables: `secure_delete` overwrites the deleted
+rows' bytes in their pages, and a checkpoint after each purge or prune carries those pages into the
+database and empties the WAL, which held the old ones (`_flush`). `purge` and `purge_under` forget a
+document, or everything under a folder (or only its trash), for good: the write door's `purge`.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 
 from ragdown.core.atomic import sha256_hex
 from ragdown.core.paths import NAME_MAX
+from ragdown.history import forget
 
 log = logging.getLogger(__name__)
 
@@ -123,11 +129,14 @@ _VERSION_COLS = "id, doc_id, seq, path, hash, size, lines, at, who, session, eve
 class HistoryStore:
     """The history file of one docs dir; one connection per thread, every write one IMMEDIATE transaction."""
 
-    def __init__(self, docs_dir: Path, *, keep_days: float = 30.0, keep: int = 20) -> None:
+    def __init__(
+        self, docs_dir: Path, *, keep_days: float = 30.0, keep: int = 20, trash_days: float | None = None
+    ) -> None:
         self.docs_dir = docs_dir
         self.path = docs_dir / HISTORY_DIR / HISTORY_FILE
         self.keep_days = keep_days
         self.keep = keep
+        self.trash_days = trash_days
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -152,6 +161,7 @@ class HistoryStore:
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA secure_delete=ON")  # a dropped version's text is overwritten, not left
             conn.executescript(_SCHEMA)
             conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
@@ -400,6 +410,7 @@ class HistoryStore:
                      "deleted"),
                 )  # fmt: skip
             conn.execute("UPDATE docs SET deleted_at = ? WHERE id = ?", (now, doc_id))
+        self._maybe_prune()
         return True
 
     def record_move(
@@ -568,17 +579,16 @@ class HistoryStore:
             log.warning("pruning the history failed: %s", err)
 
     def prune(self, now: float | None = None) -> int:
-        """Drop versions older than `keep_days` beyond the newest `keep` of each document; then unused blobs.
-        Returns how many versions were dropped."""
-        cutoff = (time.time() if now is None else now) - self.keep_days * 86400
-        with self._write() as conn:
-            cur = conn.execute(
-                "DELETE FROM versions WHERE at < ? AND id NOT IN ("
-                " SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY doc_id ORDER BY seq DESC) AS rank"
-                " FROM versions) WHERE rank <= ?)",
-                (cutoff, self.keep),
-            )
-            dropped = cur.rowcount
-            if dropped:
-                conn.execute("DELETE FROM blobs WHERE hash NOT IN (SELECT hash FROM versions)")
-        return max(0, dropped)
+        """Drop versions older than `keep_days` beyond the newest `keep` of each document, and every version
+        of a document in the trash longer than `trash_days` (when set); then unused blobs. Returns how many
+        versions were dropped (`forget.prune`)."""
+        return forget.prune(self, now)
+
+    def purge(self, path: str) -> bool:
+        """Forget the document followed at `path`, live or in the trash, for good; False when none is
+        followed there (`forget.purge`)."""
+        return forget.purge(self, path)
+
+    def purge_under(self, prefix: str, *, trash_only: bool = False) -> list[str]:
+        """Forget every document under a folder, or only its trash, for good (`forget.purge_under`)."""
+        return forget.purge_under(self, prefix, trash_only=trash_only)

@@ -423,6 +423,13 @@ class DeleteArgs(Args):
     path: Annotated[str, Field(min_length=1)]
     recursive: Annotated[bool, Field(description="Needed to delete a subfolder that holds anything.")] = False
     base_hash: str | None = None
+    purge: Annotated[
+        bool,
+        Field(
+            description="Delete for good: no trash, and every version of it forgotten (of everything under a "
+            "subfolder). Also forgets a document already in the trash. Irreversible."
+        ),
+    ] = False
 
 
 def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
@@ -437,20 +444,37 @@ def delete_path(ctx: ToolContext, a: DeleteArgs) -> str:
             raise conflict(
                 f"{display} is a subfolder that holds files: pass recursive: true to delete it all"
             )
+        if a.purge:
+            return purged_text(ctx, display, door.purge(path, display, journal=ctx.journal(DELETE_NAME)))
         door.delete_folder(path, journal=(journal := ctx.journal(DELETE_NAME)))
         return f"deleted {display}" + notes_suffix(journal.notes)
-    if not is_document(path.name):
+    gone = not (path.exists() or path.is_symlink())  # with purge: what the trash holds there
+    if not is_document(path.name) and not (a.purge and gone):
         raise bad_request(f"{display} is not a document; only documents and subfolders can be deleted")
+    if a.purge:
+        journal = ctx.journal(DELETE_NAME)
+        return purged_text(ctx, display, door.purge(path, display, base_hash=a.base_hash, journal=journal))
     door.delete(path, display, base_hash=a.base_hash, journal=(journal := ctx.journal(DELETE_NAME)))
     return f"deleted {display}" + notes_suffix(journal.notes)
+
+
+def purged_text(ctx: ToolContext, display: str, purged: door.Purged) -> str:
+    """A delete for good's answer: what went from disk, and how many documents' histories were forgotten."""
+    what = "deleted" if purged.on_disk else "removed from the trash"
+    n = len(purged.forgotten)
+    if ctx.engine.history is None:
+        return f"{what} {display} for good (the version history is off)"
+    return f"{what} {display} for good: {n} document{'s' if n != 1 else ''} and all their versions forgotten"
 
 
 DELETE = ToolSpec(
     name=DELETE_NAME,
     description=(
-        "Delete a document or a subfolder at `path`, into the trash (ragdown_list deleted: true; "
-        "ragdown_restore brings it back). A subfolder that holds anything needs recursive: true. With "
-        "base_hash, a document is deleted only if unchanged since you read it. Links to it are left as they are."
+        "Delete a document or a subfolder at `path`. By default into ragdown's trash (ragdown's own "
+        "extension: ragdown_list deleted: true lists it, ragdown_restore brings it back); purge: true "
+        "deletes for good instead, with every version (also of a document already in the trash). A "
+        "subfolder that holds anything needs recursive: true. With base_hash, a document is deleted only if "
+        "unchanged since you read it. Links to it are left as they are."
     ),
     args=DeleteArgs,
     annotations=Annotations(read_only=False, destructive=True, idempotent=False),

@@ -292,12 +292,14 @@ def read_markdown(ctx: ToolContext, a: PathArgs) -> str:
 def delete_markdown(ctx: ToolContext, a: PathArgs) -> str:
     _check_corpus(ctx, a.corpus, required=True)
     target = resolve_in(ctx.scope.dir, a.path, markdown=True)
+    if not target.is_file() or target.is_symlink():  # a file in ragdown's trash is not in the corpus
+        raise not_found(f"no markdown file {a.path} in corpus {a.corpus}")
     journal = _journal(ctx, "hallouminate:delete_markdown")
-    with door.recording() as changed:
-        door.delete(target, a.path, journal=journal)
+    with door.recording() as changed:  # irreversible, as hallouminate's: no trash, no versions kept
+        door.purge(target, a.path, journal=journal)
     indexed = ctx.sync_after_write(changed)
     return _json(
-        {"path": a.path, "deleted": True, "trash": True, "notes": [*journal.notes, *indexed.notes()]}
+        {"path": a.path, "deleted": True, "trash": False, "notes": [*journal.notes, *indexed.notes()]}
     )
 
 
@@ -380,7 +382,8 @@ TOOLS: tuple[ToolSpec[Any, ToolContext], ...] = (
     _tool("read_markdown", "A Markdown file's verbatim text. Needs corpus.", PathArgs, read_markdown),
     _tool(
         "delete_markdown",
-        "Delete a Markdown file (into ragdown's trash: restorable) and update the index.md lists. Needs corpus.",
+        "Unlink a Markdown file and prune its rows from the index (and its versions from ragdown's history). "
+        "Irreversible. Updates the index.md lists. Needs corpus.",
         PathArgs,
         delete_markdown,
         WRITES,

@@ -15,6 +15,9 @@ PostgreSQL also the index's advisory lock for the document, across machines: `do
    making the missing folders above a new document only then, so a refused write leaves nothing behind,
 6. records the change in the version history (`history/`) through the caller's `Journal` (who made it).
 
+A delete puts the document in the history's trash; `purge` deletes for good (the file, and every version
+the history holds of it, live or already in the trash), and `empty_trash` forgets a folder's trash.
+
 The caller syncs the index afterwards (`tools.write.synced`, the routes' `synced`): only the paths the door
 changed inside its `recording()` block, so a write never waits for a sync of the whole tree.
 """
@@ -391,6 +394,12 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
             data = read_current(doc, doc.name)
             if data is not None:
                 journal.deleted(doc, data)
+    _remove_tree(path)
+    if journal is not None:
+        journal.finished(path)
+
+
+def _remove_tree(path: Path) -> None:
     try:
         if any(path.iterdir()):
             shutil.rmtree(path)
@@ -398,8 +407,52 @@ def delete_folder(path: Path, *, journal: Journal | None = None) -> None:
             path.rmdir()
     finally:  # what rmtree removed before it failed is gone from disk too
         _changed(path)
-    if journal is not None:
+
+
+@dataclass(frozen=True)
+class Purged:
+    """A delete for good: whether something was on disk (now gone), and the docs-relative paths whose
+    history was forgotten."""
+
+    on_disk: bool
+    forgotten: list[str]
+
+
+def purge(
+    path: Path, display: str, *, base_hash: str | None = None, journal: Journal | None = None
+) -> Purged:
+    """Delete for good, never into the trash: the document at `path` (with `base_hash`, only if unchanged
+    since it was read) and every version the history holds of it; a subfolder (the caller has checked it may
+    go) with every document under it, live or in its trash; or, with nothing on disk there, what the trash
+    holds at `path` (a document, or the documents of a deleted folder). `not_found` when there is nothing."""
+    if path.is_dir() and not path.is_symlink():
+        if base_hash is not None:
+            raise bad_request(f"{display} is a subfolder: base_hash is for documents")
+        _remove_tree(path)
+        forgotten = journal.forget(path, under=True) if journal is not None else []
+        if journal is not None:
+            journal.finished(path)
+        return Purged(True, forgotten)
+    with document_lock(path):
+        old = read_current(path, display)
+        check_base(base_hash, old, display)
+        if old is not None:
+            with disk_errors(display):
+                path.unlink()
+            _changed(path)
+        forgotten = journal.forget(path) if journal is not None else []
+        if old is None and not forgotten and journal is not None:  # a deleted folder's documents
+            forgotten = journal.forget(path, under=True, trash_only=True)
+    if old is None and not forgotten:
+        raise not_found(f"no such document: {display} (nothing on disk or in the trash)")
+    if old is not None and journal is not None:
         journal.finished(path)
+    return Purged(old is not None, forgotten)
+
+
+def empty_trash(folder: Path, journal: Journal) -> list[str]:
+    """Forget for good every document in the trash under `folder` (a folder or a subfolder): their paths."""
+    return journal.forget(folder, under=True, trash_only=True)
 
 
 def documents_under(directory: Path) -> list[Path]:

@@ -9,7 +9,7 @@ the hybrid searcher, versions through the history (`tools/versions.py`, `tools/h
 storage or search of its own.
 
 Where ragdown differs, on purpose, and says so in the policy resource: names must be Markdown or plain-text
-names (`paths.is_document`; else `INVALID_NAME`), a delete goes to the trash with the history kept, and the plan's quotas are the folder's
+names (`paths.is_document`; else `INVALID_NAME`), and the plan's quotas are the folder's
 (`vault/quota.py`: enforced by the write door, reported by the summary and the write answers). ReadmeDB's 1 MB
 per-file limit applies here. A failure is an `isError`
 result whose text is `CODE: message`, with ReadmeDB's codes (`readmedb_code`: the one place a ragdown
@@ -127,8 +127,7 @@ TOOLS: tuple[ToolSpec[Any, ToolContext], ...] = (
     ),
     _tool(
         "delete_file",
-        "Delete a file: here it goes to the trash with its history kept (restore_version brings it back), "
-        "not permanently.",
+        "Permanently deletes the file and all version history. Irreversible.",
         NameArgs,
         writer(delete_file),
         Annotations(read_only=False, destructive=True, idempotent=False),

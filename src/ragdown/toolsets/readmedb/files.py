@@ -379,16 +379,12 @@ def patch_file(ctx: ToolContext, a: PatchArgs) -> Answer:
 
 
 def delete_file(ctx: ToolContext, a: NameArgs) -> Answer:
+    """ReadmeDB's delete: the file and all its version history, for good (`door.purge`)."""
     path, name, docs_path = target(ctx, a.name)
     if not is_plain_file(ctx.docs_root, docs_path):
         raise no_file(name)
-    door.delete(path, name, journal=journal_for(ctx, "delete_file"))
-    if ctx.engine.history is None:
-        return lambda: f'OK: file "{name}" deleted permanently (the version history is off on this server)'
-    return lambda: (
-        f'OK: file "{name}" moved to the trash (not permanently: its history is kept; get_file_history lists '
-        "its versions and restore_version brings it back)"
-    )
+    door.purge(path, name, journal=journal_for(ctx, "delete_file"))
+    return lambda: f'OK: file "{name}" deleted permanently'
 
 
 class MoveFileArgs(Args):
