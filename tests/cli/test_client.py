@@ -365,3 +365,26 @@ def test_destructive_commands_take_yes(
             main([command, "--help"])
         assert done.value.code == 0
         assert "-y, --yes" in capsys.readouterr().out
+
+
+def test_rm_purge_and_trash_empty_delete_for_good(
+    served: Served, ragdown: Ragdown, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: `rm --purge` deletes a document (or what the trash holds of it) with every version;
+    `trash FOLDER --empty` forgets the folder's trash; a read key may do neither."""
+    monkeypatch.setenv("RAGDOWN_URL", served.url)
+    monkeypatch.setenv("RAGDOWN_API_KEY", served.reader)
+    assert "needs a key with the write role" in failed(ragdown("rm", "work/a.md", "--purge"))
+    assert "needs a key with the write role" in failed(ragdown("trash", "work", "--empty"))
+    monkeypatch.setenv("RAGDOWN_API_KEY", TOKEN)
+    ok(ragdown("write", "lab/secret.md", "# Secret\n"))
+    said = ok(ragdown("rm", "lab/secret.md", "--purge", "-y")).out
+    assert said == "deleted lab/secret.md for good, with all its versions\n"
+    assert "no document" in failed(ragdown("history", "lab/secret.md"))
+    for name in ("lab/t1.md", "lab/t2.md"):
+        ok(ragdown("write", name, "# T\n"))
+        ok(ragdown("rm", name))
+    ok(ragdown("rm", "lab/t1.md", "--purge"))  # what the trash holds of it
+    assert [e["path"] for e in ok(ragdown("trash", "lab", "--json")).json()["trash"]] == ["t2.md"]
+    assert ok(ragdown("trash", "lab", "--empty")).out == "deleted 1 document for good from the trash of lab\n"
+    assert ok(ragdown("trash", "lab")).out == "the trash of lab is empty\n"

@@ -125,6 +125,23 @@ def _deleting(world: World, folder: str, n: int) -> Request:
     return {"method": "DELETE", "url": "/api/doc", "params": {"path": f"{folder}/del-{n}.md"}}
 
 
+def _trashed(world: World, rel: str) -> None:
+    """A document in the trash at `rel`, put there by the admin."""
+    admin = world.server.client()
+    assert admin.post("/api/doc", json={"path": rel, "text": "# Trashed\n"}).status_code == 201
+    assert admin.delete("/api/doc", params={"path": rel}).status_code == 200
+
+
+def _purging(world: World, folder: str, n: int) -> Request:
+    if folder in (SEEN, HIDDEN):
+        _trashed(world, f"{folder}/purge-{n}.md")
+    return {
+        "method": "DELETE",
+        "url": "/api/trash",
+        "params": {"folder": folder, "path": f"{folder}/purge-{n}.md"},
+    }
+
+
 def _loose(world: World, n: int) -> Request:
     _on_disk(world, f"loose-{n}.md")
     return {"method": "DELETE", "url": "/api/loose", "params": {"name": f"loose-{n}.md"}}
@@ -172,6 +189,7 @@ SAMPLES: dict[tuple[str, str], Sample] = {
         "method": "POST", "url": "/api/restore", "json": {"path": f"{f}/hist.md", "version": 1}
     },
     ("/api/trash", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/trash", "params": {"folder": f}},
+    ("/api/trash", "DELETE"): _purging,
     ("/api/file", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/file", "params": {"path": f"{f}/doc.md"}},
     ("/api/keys", "GET"): lambda w, f, n: {"method": "GET", "url": "/api/keys"},
     ("/api/keys", "POST"): lambda w, f, n: {
@@ -323,6 +341,8 @@ def test_lists_hold_only_the_keys_folders(world: World, kind: str) -> None:
     }
     assert named[HIDDEN].status_code == 404
     assert _normalised(named[HIDDEN], (HIDDEN,)) == _normalised(named[MISSING], (MISSING,))
+    for folder in (SEEN, HIDDEN):  # the walk may have emptied a trash (DELETE /api/v1/…/trash)
+        _trashed(world, f"{folder}/listed-{kind}.md")
     trash = client.get("/api/trash").json()["trash"]
     assert trash
     assert {t["path"].split("/")[0] for t in trash} == {SEEN}

@@ -218,7 +218,9 @@ def test_every_change_says_when_it_answers_before_the_index_has_it(
     remote.http = server.api
     pile(docs, "work/pile-rm")
     capsys.readouterr()
-    client_commands.rm(argparse.Namespace(path="work/moved.md", base_hash=None, json=False), remote)
+    client_commands.rm(
+        argparse.Namespace(path="work/moved.md", base_hash=None, purge=False, json=False), remote
+    )
     said = capsys.readouterr()
     assert (
         said.out

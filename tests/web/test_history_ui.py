@@ -226,6 +226,34 @@ def test_a_deleted_document_is_restored_from_the_folders_trash(
     expect(page.locator(".trash-item[data-path='work/Trashed.md']")).to_have_count(0)
 
 
+def test_the_trash_deletes_one_document_forever_or_empties_after_asking(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    for name in ("P1", "P2", "P3"):
+        save(ui_server, f"other/{name}.md", f"# {name}\n")
+        api_ok(ui_server, "DELETE", "/api/doc", params={"path": f"other/{name}.md"})
+    page = open_page(ui_server, "/#/f/other/trash")
+    expect(page.locator(".trash-item")).to_have_count(3)
+    page.get_by_role("button", name="Delete P1.md forever").click()
+    dialog = page.locator("dialog")
+    expect(dialog).to_contain_text("cannot be undone")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(page.locator(".trash-item")).to_have_count(3)
+    page.get_by_role("button", name="Delete P1.md forever").click()
+    page.locator("dialog").get_by_role("button", name="Delete forever").click()
+    expect(page.locator("#toasts")).to_contain_text("P1.md is deleted forever.")
+    expect(page.locator(".trash-item")).to_have_count(2)
+    assert ui_server.api("GET", "/api/history", params={"path": "other/P1.md"}).status_code == 404
+
+    page.locator(".trash-empty").click()
+    dialog = page.locator("dialog")
+    expect(dialog).to_contain_text("Every document in this folder's trash is deleted for good")
+    dialog.get_by_role("button", name="Empty trash").click()
+    expect(page.locator("#trash-empty")).to_be_visible()
+    expect(page.locator(".trash-empty")).to_be_hidden()
+    assert api_ok(ui_server, "GET", "/api/trash", params={"folder": "other"})["trash"] == []
+
+
 def test_a_deleted_documents_page_shows_its_versions_and_restores_it(
     ui_server: UiServer, open_page: OpenPage
 ) -> None:

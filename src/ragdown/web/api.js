@@ -154,6 +154,8 @@ export const api = {
   restore: (path, version, baseHash) =>
     request("POST", "/api/restore", { body: { path, version, base_hash: baseHash || undefined } }),
   trash: (folder, signal) => request("GET", "/api/trash", { query: { folder }, signal }),
+  // Deletes for good: one trash entry (`path`), or with `path` left out the folder's whole trash.
+  purgeTrash: (folder, path) => request("DELETE", "/api/trash", { query: { folder, path } }),
 
   // Scoped keys (the admin's): a new key's secret is in createKey's answer only.
   keys: () => request("GET", "/api/keys"),

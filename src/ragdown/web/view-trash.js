@@ -1,9 +1,10 @@
 // A folder's Trash: its deleted documents, most recently deleted first, each with who made its last
-// version and Restore (its last version written back, through the same door as every write).
+// version, Restore (its last version written back, through the same door as every write) and Delete
+// forever (it and all its versions forgotten); Empty trash forgets them all. Both ask first.
 
 import { api } from "./api.js";
 import { fmtSize, h, mount, mountNoSuchFolder, notice, plural, relPath, spinner } from "./dom.js";
-import { toastDone } from "./dialogs.js";
+import { confirmDialog, toast, toastDone, toastError } from "./dialogs.js";
 import { restoredText, restoreVersion, timeText, whoText } from "./history.js";
 import { navigate, routes } from "./router.js";
 import { docsChanged, folderByName, readOnly, writeAction } from "./state.js";
@@ -26,11 +27,23 @@ export async function renderTrash(main, route, { signal }) {
         { class: "page-head" },
         h("h1", { tabindex: "-1" }, `Trash of ${folder.title || folder.name}`),
         h("a", { class: "button", href: routes.folder(name) }, "Back to the folder"),
+        writeAction(
+          h(
+            "button",
+            {
+              type: "button",
+              class: "danger trash-empty",
+              hidden: true,
+              onclick: () => emptyTrash(name, listEl),
+            },
+            "Empty trash",
+          ),
+        ),
       ),
       h(
         "p",
         { class: "lead" },
-        "Documents deleted from this folder, most recently deleted first. Restore brings one back with the text of its last version; the versions before it are kept too.",
+        "Documents deleted from this folder, most recently deleted first. Restore brings one back with the text of its last version; the versions before it are kept too. Delete forever forgets a document and all its versions.",
       ),
       readOnly() ? notice("info", "The server is read-only: nothing can be restored here.") : null,
       listEl,
@@ -54,7 +67,13 @@ export async function renderTrash(main, route, { signal }) {
     );
     return {};
   }
-  const entries = answer.trash || [];
+  showEntries(listEl, answer.trash || []);
+  return {};
+}
+
+function showEntries(listEl, entries) {
+  const emptyButton = listEl.closest(".trash-page")?.querySelector(".trash-empty");
+  if (emptyButton) emptyButton.hidden = !entries.length;
   mount(
     listEl,
     entries.length
@@ -63,15 +82,14 @@ export async function renderTrash(main, route, { signal }) {
           h(
             "ul",
             { class: "trash-list", "aria-label": "Deleted documents" },
-            entries.map((entry) => trashRow(entry)),
+            entries.map((entry) => trashRow(entry, listEl, entries)),
           ),
         ]
       : h("p", { class: "empty", id: "trash-empty" }, "The trash is empty: nothing was deleted here."),
   );
-  return {};
 }
 
-function trashRow(entry) {
+function trashRow(entry, listEl, entries) {
   const last = entry.last || {};
   return h(
     "li",
@@ -105,7 +123,57 @@ function trashRow(entry) {
         "Restore",
       ),
     ),
+    writeAction(
+      h(
+        "button",
+        {
+          type: "button",
+          class: "danger small trash-purge",
+          "aria-label": `Delete ${relPath(entry.path)} forever`,
+          onclick: () => purgeEntry(entry, listEl, entries),
+        },
+        "Delete forever",
+      ),
+    ),
   );
+}
+
+async function purgeEntry(entry, listEl, entries) {
+  const sure = await confirmDialog({
+    title: `Delete ${relPath(entry.path)} forever?`,
+    message: "It leaves the trash with all its versions, for good: this cannot be undone.",
+    ok: "Delete forever",
+    danger: true,
+  });
+  if (!sure) return;
+  try {
+    await api.purgeTrash(entry.path.split("/")[0], entry.path);
+  } catch (err) {
+    toastError(err, "Could not delete it");
+    return;
+  }
+  toast(`${relPath(entry.path)} is deleted forever.`);
+  showEntries(listEl, entries.filter((e) => e.path !== entry.path));
+}
+
+async function emptyTrash(name, listEl) {
+  const sure = await confirmDialog({
+    title: "Empty the trash?",
+    message:
+      "Every document in this folder's trash is deleted for good, with all its versions: this cannot be undone.",
+    ok: "Empty trash",
+    danger: true,
+  });
+  if (!sure) return;
+  let answer;
+  try {
+    answer = await api.purgeTrash(name);
+  } catch (err) {
+    toastError(err, "Could not empty the trash");
+    return;
+  }
+  toast(`${plural(answer.forgotten.length, "document")} deleted forever.`);
+  showEntries(listEl, []);
 }
 
 async function restoreEntry(entry) {

@@ -162,9 +162,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("path", metavar="FOLDER/PATH")
 
-    p = command("rm", "client: delete a document, into the trash (restore brings it back)")
+    p = command("rm", "client: delete a document, into the trash (restore brings it back); --purge: for good")
     p.add_argument("path", metavar="FOLDER/PATH")
     p.add_argument("--base-hash", help="only if it still has this hash")
+    p.add_argument(
+        "--purge",
+        action="store_true",
+        help="delete for good, with every version (also a document already in the trash); irreversible",
+    )
     confirm(p)
 
     p = command("mv", "client: move or rename a document inside its folder, rewriting links to it")
@@ -184,6 +189,9 @@ def register(sub: Any) -> None:
 
     p = command("trash", "client: a folder's deleted documents, most recently deleted first")
     p.add_argument("folder", metavar="FOLDER")
+    p.add_argument(
+        "--empty", action="store_true", help="delete them all for good, with every version; irreversible"
+    )
 
     p = command("history", "client: a document's versions, newest first (deleted ones too)")
     p.add_argument("path", metavar="FOLDER/PATH")

@@ -234,8 +234,10 @@ def append(args: argparse.Namespace, remote: Remote) -> None:
 
 def rm(args: argparse.Namespace, remote: Remote) -> None:
     folder, path = split_doc(args.path)
-    body = remote.call("DELETE", folder_path(folder, "files", path), params={"base_hash": args.base_hash})
+    params = {"base_hash": args.base_hash, "purge": True if args.purge else None}
+    body = remote.call("DELETE", folder_path(folder, "files", path), params=params)
     kept = " (in the trash: ragdown trash lists it, ragdown restore brings it back)" if body["trash"] else ""
+    kept = " for good, with all its versions" if args.purge else kept
     emit(args, body, f"deleted {folder}/{body['name']}{kept}")
     if not args.json:
         tell(body)
@@ -288,6 +290,11 @@ def trash(args: argparse.Namespace, remote: Remote) -> None:
     folder = args.folder.strip().strip("/")
     if not folder or "/" in folder:
         raise ClientError(f"name a folder (its trash is the folder's), not {args.folder!r}", 2)
+    if args.empty:
+        body = remote.call("DELETE", folder_path(folder, "trash"))
+        n = len(body["forgotten"])
+        emit(args, body, f"deleted {n} document{'s' if n != 1 else ''} for good from the trash of {folder}")
+        return
     body = remote.call("GET", folder_path(folder, "trash"))
     if not body["enabled"]:
         emit(args, body, "the version history is off on this server: a delete keeps nothing to restore")

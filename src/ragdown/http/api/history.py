@@ -1,4 +1,5 @@
-"""The version routes: a document's history, one version, a diff, a restore, the trash."""
+"""The version routes: a document's history, one version, a diff, a restore, the trash (and deleting from it
+for good: one entry, or a folder's whole trash)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ragdown.access.scope import Scope
-from ragdown.core.errors import bad_request, not_found
+from ragdown.core.errors import bad_request, conflict, not_found
 from ragdown.core.paths import split_safe
 from ragdown.core.times import iso_seconds
 from ragdown.documents import decode_text
@@ -18,6 +19,7 @@ from ragdown.http.errors import ok
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import diff_text, restore
 from ragdown.tools.versions import followed, version_bytes, version_json
+from ragdown.vault.sandbox import resolve_in
 from ragdown.writes import door
 
 
@@ -115,3 +117,22 @@ async def trash(api: Api, request: Request) -> Response:
             ],
         }
     )
+
+
+async def purge_trash(api: Api, request: Request) -> Response:
+    """Delete for good what a folder's trash holds: the entry `path` (folder-prefixed), or with `folder`
+    alone every entry; each with all its versions (`door.purge`, `door.empty_trash`)."""
+    api.refuse_read_only("Deleting for good")
+    path = request.query_params.get("path")
+    if path:
+        ctx, rel = _history_scope(api, request, path)
+        target = resolve_in(ctx.scope.dir, rel, markdown=False)
+        if target.exists() or target.is_symlink():
+            raise conflict(f"{path} is not in the trash any more (it is on disk): delete it first")
+        journal = api.journal(ctx.scope.folder)
+        purged = await asyncio.to_thread(door.purge, target, path, journal=journal)
+        return ok({"path": path, "forgotten": purged.forgotten})
+    folder = param(request, "folder")
+    scope = api.folder_scope(request, folder)
+    forgotten = await asyncio.to_thread(door.empty_trash, scope.dir, api.journal(folder))
+    return ok({"folder": folder, "forgotten": forgotten})

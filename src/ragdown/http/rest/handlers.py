@@ -27,6 +27,7 @@ from ragdown.http.rest.models import (
     DeleteAnswer,
     DeleteArgs,
     DiffAnswer,
+    EmptyTrashAnswer,
     FileAnswer,
     FileEntry,
     FilesAnswer,
@@ -301,13 +302,24 @@ async def delete_file(call: Call, a: DeleteArgs) -> Reply:
 
     def work() -> str:
         path, name, _ = _doc(ctx, a.name)
-        door.delete(path, name, base_hash=a.base_hash, journal=call.journal())
+        if a.purge:  # for good: the file and every version; also a document already in the trash
+            door.purge(path, name, base_hash=a.base_hash, journal=call.journal())
+        else:
+            door.delete(path, name, base_hash=a.base_hash, journal=call.journal())
         return name
 
     with door.recording() as changed:
         name = await ctx.run(work)
     indexed = await ctx.sync_after_write_async(changed)
-    return Reply(DeleteAnswer(name=name, trash=ctx.engine.history is not None, notes=indexed.notes()))
+    kept = ctx.engine.history is not None and not a.purge
+    return Reply(DeleteAnswer(name=name, trash=kept, notes=indexed.notes()))
+
+
+async def empty_trash(call: Call, _a: FolderArgs) -> Reply:
+    """Every document in the folder's trash deleted for good, with all its versions."""
+    ctx = call.ctx
+    forgotten = await ctx.run(door.empty_trash, ctx.scope.dir, call.journal())
+    return Reply(EmptyTrashAnswer(forgotten=[ctx.scope.view(p) for p in forgotten]))
 
 
 async def move_file(call: Call, a: MoveRestArgs) -> Reply:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragdown.tools.base import Args
 from ragdown.tools.read import RecallArgs
+from ragdown.tools.write import DeleteArgs as DeleteToolArgs
 from ragdown.tools.write import MoveArgs
 from ragdown.toolsets.readmedb.files import ListArgs, PatchArgs
 
@@ -105,8 +106,15 @@ class WriteAnswer(Answer):
 class DeleteAnswer(Answer):
     ok: Literal[True] = True
     name: str
-    trash: bool = Field(description="Whether the history keeps it (restore brings it back).")
+    trash: bool = Field(
+        description="Whether the history keeps it (restore brings it back); false after purge."
+    )
     notes: list[str] = Field(description="What the change's follow-ups said (the index still syncing).")
+
+
+class EmptyTrashAnswer(Answer):
+    ok: Literal[True] = True
+    forgotten: list[str] = Field(description="The documents deleted for good, with all their versions.")
 
 
 class MoveAnswer(Answer):
@@ -285,6 +293,7 @@ class DeleteArgs(Named):
     base_hash: Annotated[
         str | None, Field(max_length=64, description="Delete only if the document still has this hash.")
     ] = None
+    purge: Annotated[bool, Field(description=DeleteToolArgs.model_fields["purge"].description)] = False
 
 
 class AppendArgs(Named):

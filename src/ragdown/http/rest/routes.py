@@ -18,6 +18,7 @@ from ragdown.http.rest.handlers import (
     delete_file,
     diff,
     edit_file,
+    empty_trash,
     folders,
     history,
     list_files,
@@ -41,6 +42,7 @@ from ragdown.http.rest.models import (
     DeleteAnswer,
     DeleteArgs,
     DiffAnswer,
+    EmptyTrashAnswer,
     FileAnswer,
     FilesAnswer,
     FolderArgs,
@@ -113,6 +115,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", f"{FOLDER}/trash", "listTrash",
              "The folder's deleted documents, most recently deleted first (restore brings one back).",
              FolderArgs, TrashAnswer, trash, tool="ragdown_list (deleted)", index=False),
+    Endpoint("DELETE", f"{FOLDER}/trash", "emptyTrash",
+             "Empty the folder's trash: every deleted document and all its versions, for good.",
+             FolderArgs, EmptyTrashAnswer, empty_trash, writes=True, index=False),
     # Routes below a document come before the document's own: `{path}` takes one segment or more.
     Endpoint("GET", f"{FILE}/history", "history", "A document's versions, newest first (live or deleted).",
              HISTORY.args, HistoryAnswer, history, url_fields={"path": "path"}, fixed={"format": "json"},
@@ -145,7 +150,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("PUT", FILE, "writeFile",
              "Write a document: creates it, or replaces it (only the version base_hash names, if given).",
              PutArgs, WriteAnswer, put_file, writes=True, url_fields=NAME),
-    Endpoint("DELETE", FILE, "deleteFile", "Delete a document, into the trash (restore brings it back).",
+    Endpoint("DELETE", FILE, "deleteFile",
+             "Delete a document, into the trash (restore brings it back); purge=true: for good, with every "
+             "version (also of a document already in the trash).",
              DeleteArgs, DeleteAnswer, delete_file, writes=True, url_fields=NAME),
 )  # fmt: skip
 
