@@ -102,6 +102,10 @@ def test_readmedbs_documented_rest_calls_verbatim_with_a_one_folder_key(
     assert not (server.docs / "notes/file.md").exists()
     assert _json(rdb.get("/api/v1/files/file.md"), 404)["error"]
     assert _json(rdb.delete("/api/v1/files/file.md"), 404)["error"]
+    # "permanently deletes the file and all version history": no trash entry, no version left
+    admin = server.api
+    assert "file.md" not in {e["path"] for e in _json(admin.get("/api/v1/folders/notes/trash"), 200)["trash"]}
+    assert admin.get("/api/v1/folders/notes/files/file.md/history").status_code == 404
     # the other folder is not in this namespace
     assert _json(rdb.get("/api/v1/files/secret.md"), 404)["error"]
     assert "secret.md" not in {f["name"] for f in _json(rdb.get("/api/v1/files"), 200)["files"]}

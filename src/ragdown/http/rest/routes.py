@@ -158,7 +158,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 # ReadmeDB's REST routes, verbatim: a key is a namespace, so `/api/v1/files…` work on the one folder of the
 # caller's key (`Access.namespace`; any other caller: 400 `not_a_namespace`, naming the routes above). The
-# folder routes' own endpoints, each answering the one status ReadmeDB's reference gives it.
+# folder routes' own endpoints, each answering the one status ReadmeDB's reference gives it; its DELETE
+# deletes for good, as ReadmeDB's does.
 NAMESPACE_FILES = f"{PREFIX}/files"
 NAMESPACE_ROUTES = {
     (f"{FOLDER}/files", "GET"): ("nsListFiles", 200),
@@ -175,6 +176,8 @@ ENDPOINTS += tuple(
         summary=f"{ep.summary} In the key's one folder (ReadmeDB's route: a key is a namespace).",
         status=NAMESPACE_ROUTES[(ep.path, ep.method)][1],
         namespace=True,
+        # ReadmeDB's DELETE "permanently deletes the file and all version history": no trash here.
+        fixed={**ep.fixed, "purge": True} if ep.method == "DELETE" else ep.fixed,
     )
     for ep in ENDPOINTS
     if (ep.path, ep.method) in NAMESPACE_ROUTES
