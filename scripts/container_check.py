@@ -336,6 +336,14 @@ def main() -> int:
                 ["podman", "healthcheck", "run", cid], env=env, capture_output=True, text=True
             )
             check(health.returncode == 0, "the image's HEALTHCHECK passes")
+            # The baked model's one-time copy (gather-first) is valid in the image: nothing is made at start.
+            probe = (
+                "from pathlib import Path; from ragdown.embedders.catalog import CATALOG, load_catalog_model; "
+                "print(repr(load_catalog_model(CATALOG['minilm'], models_dir=Path('/opt/ragdown/models'), "
+                "hf_endpoint='', threads=1)))"
+            )
+            loaded = run(["podman", "exec", cid, "python3", "-c", probe], env=env).strip()
+            check("gather-first" in loaded, f"the baked model opens from its baked copy: {loaded}")
 
             asyncio.run(mcp_session(notes))
             written = (notes / "work/from-mcp.md").stat()
