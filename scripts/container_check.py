@@ -276,6 +276,8 @@ def main() -> int:
 
         started = time.monotonic()
         if not args.no_build:
+            # A kept image of an earlier run would be left dangling by the new one's tag.
+            subprocess.run(["podman", "rmi", "-f", IMAGE], env=env, capture_output=True)
             run(
                 [
                     "podman",
