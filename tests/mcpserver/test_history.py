@@ -75,7 +75,7 @@ async def test_each_source_makes_a_version_with_who_made_it(
         (1, "original", "before", None),
     ]
     first = await end.ok("ragdown_read_doc", path="note.md", version=1)
-    assert first.split("\n", 1)[1] == "# Note\n\nfirst"
+    assert first.split("\n", 1)[1] == "# Note\n\nfirst\n"  # as it is in the file, its last line break too
     assert "version 1 of 4" in first.split("\n", 1)[0]
     diff = await end.ok("ragdown_diff", path="note.md", **{"from": 2, "to": 3})
     assert "-second" in diff

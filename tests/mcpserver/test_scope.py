@@ -205,7 +205,7 @@ async def test_saves_an_edit_only_over_the_version_it_was_made_to(docs: Path, pr
 
     read = await beta.ok("ragdown_read_doc", path="backups.md")
     header, text = read.split("\n", 1)
-    assert text == "# Backups\n\nNightly."
+    assert text == "# Backups\n\nNightly.\n"
     opened_hash = re.search(r"\(hash ([0-9a-f]{12})\)", header)
     assert opened_hash is not None
     saved = await beta.ok(

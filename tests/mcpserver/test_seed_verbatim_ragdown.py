@@ -143,12 +143,12 @@ async def test_a_folders_endpoint_answers_every_documented_tool(notes: Path, sta
         # ragdown_read_doc: a file or a line range, straight from disk, under `path:start-end of total (hash …)`
         # (the first 12 characters of the SHA-256); a wikilink target, a heading narrowing it, an alias.
         whole = await ok(c, "ragdown_read_doc", {"path": "backups.md"})
-        assert whole == f"backups.md:1-9 of 9 (hash {sha12(work / 'backups.md')})\n{BACKUPS.rstrip()}"
+        assert whole == f"backups.md:1-9 of 9 (hash {sha12(work / 'backups.md')})\n{BACKUPS}"
         lines = await ok(c, "ragdown_read_doc", {"path": "backups.md", "start_line": 7, "end_line": 9})
         assert lines.split("\n", 1) == [
             f"backups.md:7-9 of 9 (hash {sha12(work / 'backups.md')})",
             "Stop the app before you restore.\nRun pg_restore twice: the first pass creates the schema,\n"
-            "the second loads the rows.",
+            "the second loads the rows.\n",  # the file's last line, with its line break
         ]
         section = await ok(c, "ragdown_read_doc", {"path": "Backups#Restore"})
         assert section.startswith("backups.md:5-9 of 9")

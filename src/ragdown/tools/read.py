@@ -274,7 +274,10 @@ def read_doc_text(
         shown = lines[first - 1 : last]
         body = numbered(shown, first) if line_numbers else shown
     header = f"{ctx.scope.view(docs_path)}:{first}-{last} of {total} ({', '.join(notes)})"
-    return header + "\n" + "\n".join(body)
+    # The text as it is in the file: a read that reaches its end keeps the file's final line break.
+    verbatim = not (line_numbers or exclude_footnotes)
+    tail = "\n" if verbatim and last == total and body and text.endswith(("\n", "\r")) else ""
+    return header + "\n" + "\n".join(body) + tail
 
 
 def footnote_named(notes: list[Footnote], label: str, shown: str) -> Footnote:
@@ -313,7 +316,8 @@ def read_many(ctx: ToolContext, a: ReadDocArgs) -> str:
     parts = []
     for raw in a.paths:
         try:
-            parts.append(read_doc_text(ctx, raw, None, None, line_numbers=a.line_numbers))
+            # One blank line between documents, whatever each file's last line break.
+            parts.append(read_doc_text(ctx, raw, None, None, line_numbers=a.line_numbers).rstrip("\n"))
         except Refusal as err:
             parts.append(f"{raw}: error: {err.message}")
     return "\n\n".join(parts)

@@ -90,7 +90,7 @@ async def search(ctx: ToolContext, a: SearchArgs) -> Structured:
         scope=str(ctx.scope.dir),
         query=a.query,
         filters={"tool": "search (chatgpt)"},
-        hits=log_hits(chosen, ctx.scope.view),
+        hits=log_hits(chosen),
         ms=round((time.perf_counter() - started) * 1000, 1),
     )
     results = [
