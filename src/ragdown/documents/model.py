@@ -70,5 +70,6 @@ class Document:
     meta: DocumentMeta
     chunks: tuple[Chunk, ...]
     links: tuple[Link, ...] = ()
+    link_lines: tuple[str, ...] = ()  # the line of each of `links`, stripped (the index stores it)
     warnings: tuple[str, ...] = field(default=())
     tree: Node | None = None  # its sections as an outline (`tree.py`); None only for a file that failed

@@ -60,6 +60,7 @@ def _parse(path: str, text: str, max_chunk_chars: int, warnings: tuple[str, ...]
         meta=meta,
         chunks=tuple(chunks),
         links=tuple(links),
+        link_lines=tuple(lines[link.line - 1].strip() for link in links),
         warnings=(*warnings, *front.warnings, *map(_page_break, scan.suspect_setext)),
         tree=tree,
     )

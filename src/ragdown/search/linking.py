@@ -21,6 +21,9 @@ _cache: weakref.WeakKeyDictionary[IndexStore, dict[str, tuple[int, dict[str, tup
     weakref.WeakKeyDictionary()
 )
 _cache_lock = threading.Lock()
+_resolvers: weakref.WeakKeyDictionary[IndexStore, dict[str, tuple[int, LinkResolver]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def attachments(folder_dir: Path) -> list[str]:
@@ -54,3 +57,17 @@ def _documents(store: IndexStore, folder: str) -> dict[str, tuple[str, ...]]:
 def folder_resolver(store: IndexStore, folder: str, folder_dir: Path | None = None) -> LinkResolver:
     """Resolves wikilinks among all documents of `folder`; with `folder_dir`, attachments on disk too."""
     return LinkResolver(_documents(store, folder), attachments(folder_dir) if folder_dir is not None else ())
+
+
+def document_resolver(store: IndexStore, folder: str) -> LinkResolver:
+    """A resolver over `folder`'s indexed documents alone (no walk of the disk for attachments), built once
+    per store generation: where only links between documents count (backlinks, a note's neighbourhood)."""
+    generation = store.generation()
+    with _cache_lock:
+        cached = _resolvers.setdefault(store, {}).get(folder)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    resolver = LinkResolver(_documents(store, folder))
+    with _cache_lock:
+        _resolvers.setdefault(store, {})[folder] = (generation, resolver)
+    return resolver

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, PendingFile
+from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, LinkRow, PendingFile
 
 # Folders as the index groups documents (`walk.folder_of`: `serve`'s top-level directories); None: every one.
 Folders = frozenset[str] | None
@@ -46,6 +46,10 @@ class DenseIndex(Protocol):
 
     def cosine(self, query: Vectors, chunk_ids: list[int]) -> dict[int, float]:
         """The exact cosine of `query` with each given chunk that has a vector."""
+        ...
+
+    def mean_vector(self, chunk_ids: list[int]) -> Vectors | None:
+        """The unit-length mean of these chunks' vectors (a section's or document's own), None without any."""
         ...
 
 
@@ -101,6 +105,14 @@ class IndexStore(Protocol):
     def file_ids(self, flt: FileFilter) -> list[int]: ...
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkRecord]: ...
     def tree_of(self, path: str) -> Node | None: ...
+    def links_from(self, path: str) -> list[LinkRow]:
+        """The links written in the document at `path` (docs-relative), in line order."""
+        ...
+
+    def links_named(self, folder: str, keys: Sequence[str]) -> list[LinkRow]:
+        """The links in `folder`'s documents whose target has one of these name keys (`documents/linkkey.py`)."""
+        ...
+
     def document_tokens(self, flt: FileFilter) -> dict[str, int]: ...
     def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]: ...
     def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]: ...

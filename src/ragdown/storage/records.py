@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from ragdown.documents.model import Document
+import numpy as np
+
+from ragdown.documents.linkkey import link_key
+from ragdown.documents.model import Document, Link
 from ragdown.embedders.base import Vectors
 
-INDEX_VERSION = 4  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
-# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob
+INDEX_VERSION = 5  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
+# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob; 5: the link
+# table `links` (each file's links as written, by name key)
 
 META_KEYS = frozenset(
     {"embedder", "dim", "chunker_version", "index_version", "setext"}
@@ -147,6 +151,46 @@ class ChunkRecord:
     def key(self) -> str:
         """`<path>#<index>@<first 12 hex of the file hash>`: stable while the file is unchanged."""
         return f"{self.path}#{self.idx}@{self.file.hash[:12]}"
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """One stored link: the document it is in (docs-relative `source`), its line and that line's text, and the
+    link as `find_links` found it (`kind`, `raw`, `target`, `anchor`), enough to resolve it again."""
+
+    source: str
+    line: int
+    text: str
+    kind: str
+    raw: str
+    target: str
+    anchor: str | None
+
+    def as_link(self) -> Link:
+        kind: Literal["wiki", "markdown"] = "markdown" if self.kind == "markdown" else "wiki"
+        return Link(kind, False, self.raw, self.target, self.anchor, self.line, 0, 0)
+
+
+# The stored columns of a link, in this order, in both stores (`link_rows` makes them, `LinkRow` reads them).
+LINK_COLUMNS = "line, text, kind, raw, target, anchor"
+LINE_TEXT_LIMIT = 1000  # characters of a linking line kept
+
+
+def link_rows(document: Document) -> list[tuple[str, int, str, str, str, str, str | None]]:
+    """(key, line, text, kind, raw, target, anchor) of each link of `document`."""
+    texts = document.link_lines or ("",) * len(document.links)
+    return [
+        (link_key(link), link.line, text[:LINE_TEXT_LIMIT], link.kind, link.raw, link.target, link.anchor)
+        for link, text in zip(document.links, texts, strict=True)
+    ]
+
+
+def unit_mean(rows: Vectors) -> Vectors | None:
+    """The mean of `rows` (vectors of one width) scaled to unit length, None for a zero mean: a section's
+    or a document's vectors as one query vector, in both stores."""
+    mean = np.asarray(rows, dtype=np.float32).mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return np.asarray(mean / norm, dtype=np.float32) if norm > 0 else None
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ from pydantic import Field, field_validator
 from ragdown.core.atomic import SHORT_HASH, sha256_hex
 from ragdown.core.config import SEARCH_TOP_K, bounds
 from ragdown.core.errors import Refusal, bad_request, not_found
-from ragdown.core.paths import is_document, is_plain_text, normalise_prefix, printable_name, split_safe
+from ragdown.core.paths import is_document, normalise_prefix, printable_name, split_safe
 from ragdown.core.times import iso_seconds, parse_since
 from ragdown.documents import LinkResolver, decode_text, find_links, heading_range
 from ragdown.documents.footnotes import Footnote, find_footnote, footnote_label, footnotes, without_footnotes
 from ragdown.documents.tree import build_tree
+from ragdown.search import graph
 from ragdown.search.format import (
     agent_suffix,
     day,
@@ -29,7 +30,7 @@ from ragdown.search.format import (
     tags_suffix,
 )
 from ragdown.search.hybrid import Hit
-from ragdown.search.linking import folder_files, folder_resolver
+from ragdown.search.linking import folder_resolver
 from ragdown.search.outline import find_node
 from ragdown.search.tags import normalise_tag
 from ragdown.storage.backend import IndexStore
@@ -401,37 +402,20 @@ def backlinks_of(ctx: ToolContext, raw: str) -> dict[str, Any]:
     record = store.get_file(target)
     if record is None:
         raise not_found(f"no such document: {raw}")
-    resolver = scope_resolver(ctx, store)
-    target_in_folder = scope.folder_path(target)
     found: list[dict[str, Any]] = []
-    for source in folder_files(store, scope.folder):
-        if source.path == target or not scope.contains(source.path) or is_plain_text(source.path):
-            continue  # plain text (`todo.txt`) holds no links
-        lines = _linking_lines(
-            read_plain(ctx.docs_root, source.path), scope.folder_path(source.path), resolver, target_in_folder
-        )
-        if lines:
-            found.append({"path": scope.view(source.path), "title": source.title, "lines": lines})
-    return {"path": scope.view(target), "backlinks": found}
-
-
-def _linking_lines(
-    data: bytes | None, from_path: str, resolver: LinkResolver, target: str
-) -> list[dict[str, Any]]:
-    if data is None:  # gone, or no longer a plain file, since it was indexed
-        return []
-    text, _ = decode_text(data)
-    raw_lines = file_lines(text)
-    out: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    for link in find_links(text):
-        resolved = resolver.resolve_link(link, from_path)
-        if resolved is None or resolved.path != target or link.line in seen:
+    by_source: dict[str, dict[str, Any]] = {}
+    for edge in graph.backlinks(store, scope.folder, target, record.aliases):
+        if not scope.contains(edge.source):
             continue
-        seen.add(link.line)
-        line_text = raw_lines[link.line - 1] if 0 < link.line <= len(raw_lines) else ""
-        out.append({"line": link.line, "text": _clip_line(line_text)})
-    return out
+        entry = by_source.get(edge.source)
+        if entry is None:
+            source = store.get_file(edge.source)
+            entry = {"path": scope.view(edge.source), "title": source.title if source else "", "lines": []}
+            by_source[edge.source] = entry
+            found.append(entry)
+        if all(seen["line"] != edge.line for seen in entry["lines"]):
+            entry["lines"].append({"line": edge.line, "text": _clip_line(edge.text)})
+    return {"path": scope.view(target), "backlinks": found}
 
 
 async def backlinks(ctx: ToolContext, a: BacklinksArgs) -> str:

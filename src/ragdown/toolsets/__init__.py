@@ -96,6 +96,7 @@ EXTRA_TOOLSET = "extra"
 def extra_instructions(_title: str) -> str:
     return (
         "ragdown_changes tells what changed in the documents since a time or a version, and who changed it."
+        " ragdown_related gives a note's links, backlinks, tag-mates and similar sections."
     )
 
 
@@ -103,8 +104,16 @@ def _extra() -> ToolSet:
     """ragdown's own tools beyond the default set, offered on request (`ragdown,extra`): each listed tool
     costs an agent context on every turn, and the default set already costs what the seed's twelve did."""
     from ragdown.tools.changes import CHANGES
+    from ragdown.tools.related import RELATED
 
-    return ToolSet(EXTRA_TOOLSET, (CHANGES,), extra_instructions)
+    return ToolSet(
+        EXTRA_TOOLSET,
+        (
+            CHANGES,
+            RELATED,
+        ),
+        extra_instructions,
+    )
 
 
 def _chatgpt() -> ToolSet:

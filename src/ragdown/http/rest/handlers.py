@@ -46,6 +46,7 @@ from ragdown.http.rest.models import (
     PatchRestArgs,
     PutArgs,
     QuotaAnswer,
+    RelatedAnswer,
     RestoreAnswer,
     SearchAnswer,
     SearchFoldersArgs,
@@ -408,6 +409,14 @@ async def changes(call: Call, a: Any) -> Reply:
     """`ragdown_changes`, through its ToolSpec, in its JSON format."""
     text = await CHANGES.handler(call.ctx, a)
     return Reply(ChangesAnswer.model_validate(json.loads(str(text))))
+
+
+async def related(call: Call, a: Any) -> Reply:
+    """`ragdown_related`, through its ToolSpec, in its JSON format."""
+    from ragdown.tools.related import RELATED
+
+    text = await RELATED.handler(call.ctx, a)
+    return Reply(RelatedAnswer.model_validate(json.loads(str(text))))
 
 
 async def trash(call: Call, _a: FolderArgs) -> Reply:

@@ -213,6 +213,33 @@ class ChangesAnswer(Answer):
     more: bool = Field(description="More changes match than `limit` returned.")
 
 
+class RelatedEntry(Answer):
+    """One neighbour of a note (`ragdown_related`) and why it is related."""
+
+    path: str
+    why: str = Field(description="link, backlink, tag: x, similar 0.83 (several joined by '; ').")
+    cite: str = Field(description="path, or path:start-end of the lines that relate it.")
+    title: str | None = None
+    text: str | None = Field(None, description="The linking line, or the similar section's heading path.")
+    score: float | None = None
+    shared_tags: int | None = None
+
+
+class RelatedSection(Answer):
+    node_id: str
+    title: str
+    lines: list[int]
+
+
+class RelatedAnswer(Answer):
+    """`ragdown_related`'s JSON: a note's neighbours, within the budget."""
+
+    path: str
+    section: RelatedSection | None
+    related: list[RelatedEntry]
+    more: bool = Field(description="More neighbours than the budget or max_chars let through.")
+
+
 class TrashEntryAnswer(Answer):
     path: str
     deleted_at: str

@@ -27,6 +27,7 @@ from ragdown.http.rest.handlers import (
     patch_file,
     put_file,
     read_file,
+    related,
     restore_file,
     search,
     search_folders,
@@ -56,6 +57,7 @@ from ragdown.http.rest.models import (
     OutlineAnswer,
     PatchRestArgs,
     PutArgs,
+    RelatedAnswer,
     RestoreAnswer,
     SearchAnswer,
     SearchFoldersArgs,
@@ -70,6 +72,7 @@ from ragdown.tools.changes import CHANGES, ChangesArgs
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs
 from ragdown.tools.outline import OUTLINE, OutlineArgs
 from ragdown.tools.read import RECALL, RecallArgs
+from ragdown.tools.related import RELATED, RelatedArgs
 from ragdown.tools.write import EditArgs
 from ragdown.toolsets.readmedb.files import ReadArgs
 
@@ -112,6 +115,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", f"{FOLDER}/changes", "changes",
              "What changed since a time or a version id, newest first: who, size change, sections touched.",
              ChangesArgs, ChangesAnswer, changes, fixed={"format": "json"}, tool=CHANGES.name),
+    Endpoint("GET", f"{FOLDER}/related", "related",
+             "A note's or a section's neighbours (links, backlinks, shared tags, similar sections), each with why.",
+             RelatedArgs, RelatedAnswer, related, fixed={"format": "json"}, tool=RELATED.name),
     Endpoint("GET", f"{FOLDER}/trash", "listTrash",
              "The folder's deleted documents, most recently deleted first (restore brings one back).",
              FolderArgs, TrashAnswer, trash, tool="ragdown_list (deleted)", index=False),

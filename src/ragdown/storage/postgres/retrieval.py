@@ -3,6 +3,7 @@ dense search on pgvector (`PgDense`)."""
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from ragdown.storage.backend import DenseIndex
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.postgres.schema import NotCreatedYet, vector_type
+from ragdown.storage.records import unit_mean
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -251,3 +253,16 @@ class PgDense:
         except (NotCreatedYet, psycopg.errors.UndefinedTable):
             return {}
         return {int(cid): float(cos) for cid, cos in rows}
+
+    def mean_vector(self, chunk_ids: list[int]) -> Vectors | None:
+        if not chunk_ids:
+            return None
+        try:
+            rows = self.store._rows(
+                "SELECT emb::text FROM vecs WHERE id = ANY(%s)", ([int(i) for i in chunk_ids],)
+            )
+        except (NotCreatedYet, psycopg.errors.UndefinedTable):
+            return None
+        if not rows:
+            return None
+        return unit_mean(np.asarray([json.loads(r[0]) for r in rows], dtype=np.float32))

@@ -10,10 +10,10 @@ import psycopg
 from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.records import StoreError
 
-PG_SCHEMA = 1
+PG_SCHEMA = 2  # 2: the link table `links`
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
 MAX_HALFVEC_DIM = 4000
-INDEX_TABLES = ("vecs", "chunks", "trees", "files", "skipped", "meta")
+INDEX_TABLES = ("vecs", "chunks", "trees", "links", "files", "skipped", "meta")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -53,6 +53,19 @@ CREATE TABLE IF NOT EXISTS chunks(
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
 CREATE INDEX IF NOT EXISTS chunks_tsv ON chunks USING gin(tsv);
 CREATE INDEX IF NOT EXISTS chunks_tri ON chunks USING gin(tri);
+CREATE TABLE IF NOT EXISTS links(
+  id bigserial PRIMARY KEY,
+  file_id bigint NOT NULL,
+  key text COLLATE "C" NOT NULL,
+  line integer NOT NULL,
+  text text NOT NULL,
+  kind text NOT NULL,
+  raw text NOT NULL,
+  target text NOT NULL,
+  anchor text
+);
+CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
+CREATE INDEX IF NOT EXISTS links_key ON links(key);
 CREATE TABLE IF NOT EXISTS trees(file_id bigint PRIMARY KEY, tokens integer NOT NULL, tree text NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(
   path text COLLATE "C" PRIMARY KEY, size bigint NOT NULL, stat_mtime_ns bigint NOT NULL, reason text NOT NULL
@@ -71,12 +84,13 @@ def text_columns(breadcrumb: str, text: str, aliases: str) -> tuple[str, int, st
 
 
 def delete_chunks(conn: psycopg.Connection[Any], file_ids: list[int]) -> None:
-    """Every chunk, vector and tree of these files; the token statistics follow."""
+    """Every chunk, vector, link and tree of these files; the token statistics follow."""
     if not file_ids:
         return
     if has_vecs(conn):
         conn.execute("DELETE FROM vecs WHERE file_id = ANY(%s)", (file_ids,))
     conn.execute("DELETE FROM trees WHERE file_id = ANY(%s)", (file_ids,))
+    conn.execute("DELETE FROM links WHERE file_id = ANY(%s)", (file_ids,))
     row = conn.execute(
         "WITH d AS (DELETE FROM chunks WHERE file_id = ANY(%s) RETURNING ntok) SELECT count(*), coalesce(sum(ntok), 0) FROM d",
         (file_ids,),

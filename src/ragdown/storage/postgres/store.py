@@ -37,6 +37,7 @@ from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import POSTGRES, FileFilter, file_filter_clause, skipped_clause
 from ragdown.storage.postgres import hnsw as pghnsw
+from ragdown.storage.postgres import links as pglinks
 from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.postgres.retrieval import PgRetrieval
 from ragdown.storage.postgres.schema import (
@@ -59,6 +60,7 @@ from ragdown.storage.records import (
     FileRecord,
     FileState,
     IndexMeta,
+    LinkRow,
     PendingFile,
     StoreError,
     chunk_record,
@@ -248,7 +250,7 @@ class PgStore(PgRetrieval):
                 "index %s changed (%s): emptying it to rebuild", self.backend.describe(), ", ".join(changed)
             )
         with self._write() as conn:
-            conn.execute("TRUNCATE chunks, trees, files, skipped")
+            conn.execute("TRUNCATE chunks, trees, links, files, skipped")
             conn.execute("DROP TABLE IF EXISTS vecs")
             if meta.dim > 0:
                 kind, ops = vector_type(meta.dim)
@@ -352,6 +354,7 @@ class PgStore(PgRetrieval):
                 file_ids.append(int(row[0]))
             delete_chunks(conn, file_ids)
             conn.execute("DELETE FROM skipped WHERE path = ANY(%s)", ([p.path for p in pending],))
+            pglinks.write_links(conn, file_ids, pending)
             trees = [
                 (
                     fid,
@@ -437,7 +440,7 @@ class PgStore(PgRetrieval):
 
     def clear(self) -> None:
         with self._write() as conn:
-            conn.execute("TRUNCATE chunks, trees, files, skipped")
+            conn.execute("TRUNCATE chunks, trees, links, files, skipped")
             if has_vecs(conn):
                 conn.execute("TRUNCATE vecs")
             conn.execute("UPDATE meta SET value = '0' WHERE key IN ('chunks', 'tokens')")
@@ -570,6 +573,14 @@ class PgStore(PgRetrieval):
         for row in rows:
             out[int(row[0])] = chunk_record(row)
         return out
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        return [pglinks.link_row(r) for r in self._rows(pglinks.FROM_SQL, (path,))]
+
+    def links_named(self, folder: str, keys: Sequence[str]) -> list[LinkRow]:
+        return (
+            [pglinks.link_row(r) for r in self._rows(pglinks.NAMED_SQL, (list(keys), folder))] if keys else []
+        )
 
     def tree_of(self, path: str) -> Node | None:
         rows = self._rows(

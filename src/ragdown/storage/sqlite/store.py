@@ -31,6 +31,7 @@ from ragdown.storage.records import (
     FileRecord,
     FileState,
     IndexMeta,
+    LinkRow,
     PendingFile,
     StoreError,
     chunk_record,
@@ -38,6 +39,8 @@ from ragdown.storage.records import (
     rebuild_message,
     tags_column,
 )
+from ragdown.storage.sqlite import links as sqlite_links
+from ragdown.storage.sqlite.links import replace_links
 from ragdown.storage.sqlite.schema import (
     FTS_INSERT,
     SCHEMA,
@@ -158,6 +161,7 @@ class Store:
         with self._write() as conn:
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM trees")
+            conn.execute("DELETE FROM links")
             conn.execute("DELETE FROM files")
             conn.execute("DELETE FROM skipped")
             conn.execute("DELETE FROM vecs")
@@ -229,6 +233,7 @@ class Store:
                 (*values, file_id),
             )
         conn.execute("DELETE FROM skipped WHERE path = ?", (item.path,))
+        replace_links(conn, file_id, doc)
         if doc.tree is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO trees(file_id, tokens, tree) VALUES (?,?,?)",
@@ -282,6 +287,7 @@ class Store:
                     continue
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
+                replace_links(conn, int(row[0]), None)
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                 removed += 1
         return removed
@@ -291,6 +297,7 @@ class Store:
         with self._write() as conn:
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM trees")
+            conn.execute("DELETE FROM links")
             conn.execute("DELETE FROM files")
             conn.execute("DELETE FROM skipped")
 
@@ -300,6 +307,7 @@ class Store:
             if row is not None:
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
+                replace_links(conn, int(row[0]), None)
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
             conn.execute(
                 "INSERT OR REPLACE INTO skipped(path, size, stat_mtime_ns, reason) VALUES (?,?,?,?)",
@@ -482,6 +490,14 @@ class Store:
         for row in conn.execute(sql, (json.dumps([int(i) for i in ids]),)):
             out[int(row[0])] = chunk_record(row)
         return out
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        """The links written in the document at `path`, in line order."""
+        return sqlite_links.links_from(self._reader(), path)
+
+    def links_named(self, folder: str, keys: Sequence[str]) -> list[LinkRow]:
+        """The links of `folder`'s documents whose target has one of these name keys (`linkkey.py`)."""
+        return sqlite_links.links_named(self._reader(), folder, keys)
 
     def tree_of(self, path: str) -> Node | None:
         """The section tree of an indexed document, or None."""

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import unit_mean
 
 _COMPACT_DEAD_SHARE = 0.2
 
@@ -224,6 +225,16 @@ class DenseMatrix:
             if rows:
                 out[cid] = float(np.max(snap.mat[rows] @ query))
         return out
+
+    def mean_vector(self, chunk_ids: list[int]) -> Vectors | None:
+        """The unit-length mean of the given chunks' vectors (every window), or None when none has one."""
+        self.refresh()
+        snap = self._snapshot()
+        if snap.n == 0 or not chunk_ids:
+            return None
+        pos = _rows_of(snap.ids[: snap.n], np.asarray(sorted(set(chunk_ids)), dtype=np.int64))
+        pos = pos[snap.alive[pos]]
+        return unit_mean(snap.mat[pos]) if len(pos) else None
 
 
 def _rows_of(ids: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
