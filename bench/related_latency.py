@@ -61,7 +61,7 @@ async def main(notes: int, calls: int) -> None:
         served = prepare_stdio(Settings.from_env(env))
         try:
             async with Client(served.server, mode="legacy", read_timeout_seconds=600) as client:
-                await client.call_tool("ragdown_stats", {})
+                await client.call_tool("ragdown_reindex", {})
                 print(f"indexed {notes} notes in {time.perf_counter() - started:.1f} s")
                 for name, args in (
                     ("ragdown_related", {}),
