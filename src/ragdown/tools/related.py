@@ -240,7 +240,7 @@ def related_text(ctx: ToolContext, a: RelatedArgs) -> str:
     if section is not None:
         what += f":{section.start_line}-{section.end_line} ({section.title.strip() or 'preface'})"
     if a.format == "json":
-        body = {
+        body: dict[str, Any] = {
             "path": ctx.scope.view(path),
             "section": None
             if section is None

@@ -22,7 +22,15 @@ def replace_links(conn: sqlite3.Connection, file_id: int, document: Document | N
 
 
 def _row(r: Sequence[object]) -> LinkRow:
-    return LinkRow(str(r[0]), int(str(r[1])), str(r[2]), str(r[3]), str(r[4]), str(r[5]), r[6] and str(r[6]))
+    return LinkRow(
+        str(r[0]),
+        int(str(r[1])),
+        str(r[2]),
+        str(r[3]),
+        str(r[4]),
+        str(r[5]),
+        None if r[6] is None else str(r[6]),
+    )
 
 
 def links_from(conn: sqlite3.Connection, path: str) -> list[LinkRow]:
