@@ -72,6 +72,7 @@ def meta_from_parts(
         created_by=scalar_text(data.get("created_by")),
         session=scalar_text(data.get("session")),
         supersedes=supersedes_paths(data.get("supersedes"), path, folder=folder),
+        properties=data,
     )
 
 

@@ -5,8 +5,9 @@ Everything here is pure data. Paths are POSIX, relative to the folder the docume
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ragdown.documents.tree import Node
@@ -43,6 +44,8 @@ class DocumentMeta:
     created_by: str | None = None
     session: str | None = None
     supersedes: tuple[str, ...] = ()  # POSIX paths like the document's, resolved inside its folder
+    # The frontmatter as read (every key; the index keeps it for `ragdown_query`), JSON-safe values.
+    properties: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from ragdown.documents.tree import Node
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.query_sql import Cond, SortKey
 from ragdown.storage.records import ChunkRecord, FileRecord, FileState, IndexMeta, LinkRow, PendingFile
 
 # Folders as the index groups documents (`walk.folder_of`: `serve`'s top-level directories); None: every one.
@@ -116,6 +117,13 @@ class IndexStore(Protocol):
     def document_tokens(self, flt: FileFilter) -> dict[str, int]: ...
     def chunk_ids_of_files(self, file_ids: Sequence[int]) -> list[tuple[int, int]]: ...
     def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]: ...
+
+    def query_documents(
+        self, where: Cond, sort: tuple[SortKey, ...], limit: int, offset: int
+    ) -> tuple[int, list[FileRecord], dict[int, dict[str, str]]]:
+        """`ragdown_query`: how many files match, one page of them in order, and each page file's
+        properties (case-folded key -> its value as JSON)."""
+        ...
 
     # -- retrieval ------------------------------------------------------------------------------------
     def bm25(

@@ -15,8 +15,9 @@ from ragdown.documents.model import Document, Link
 from ragdown.embedders.base import Vectors
 
 INDEX_VERSION = 5  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
-# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob; 5: the link
-# table `links` (each file's links as written, by name key)
+# 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob; 5: frontmatter
+# properties (`props`, for `ragdown_query`: `storage/properties.py`) and the link table `links` (each file's
+# links as written, by name key)
 
 META_KEYS = frozenset(
     {"embedder", "dim", "chunker_version", "index_version", "setext"}

@@ -95,8 +95,9 @@ EXTRA_TOOLSET = "extra"
 
 def extra_instructions(_title: str) -> str:
     return (
-        "ragdown_changes tells what changed in the documents since a time or a version, and who changed it."
-        " ragdown_related gives a note's links, backlinks, tag-mates and similar sections."
+        "ragdown_changes tells what changed in the documents since a time or a version, and who changed it. "
+        "ragdown_query answers questions about frontmatter properties, tags and links as a table. "
+        "ragdown_related gives a note's links, backlinks, tag-mates and similar sections."
     )
 
 
@@ -104,16 +105,10 @@ def _extra() -> ToolSet:
     """ragdown's own tools beyond the default set, offered on request (`ragdown,extra`): each listed tool
     costs an agent context on every turn, and the default set already costs what the seed's twelve did."""
     from ragdown.tools.changes import CHANGES
+    from ragdown.tools.query import QUERY
     from ragdown.tools.related import RELATED
 
-    return ToolSet(
-        EXTRA_TOOLSET,
-        (
-            CHANGES,
-            RELATED,
-        ),
-        extra_instructions,
-    )
+    return ToolSet(EXTRA_TOOLSET, (CHANGES, QUERY, RELATED), extra_instructions)
 
 
 def _chatgpt() -> ToolSet:

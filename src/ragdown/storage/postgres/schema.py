@@ -7,13 +7,17 @@ from typing import Any
 
 import psycopg
 
+from ragdown.documents.model import Document
 from ragdown.storage.postgres import tsvectors as pgsearch
+from ragdown.storage.properties import property_rows
 from ragdown.storage.records import StoreError
 
-PG_SCHEMA = 2  # 2: the link table `links`
+PG_SCHEMA = (
+    2  # 2: `props` (frontmatter properties, for `ragdown_query`) and `links` (each file's links as written)
+)
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
 MAX_HALFVEC_DIM = 4000
-INDEX_TABLES = ("vecs", "chunks", "trees", "links", "files", "skipped", "meta")
+INDEX_TABLES = ("vecs", "chunks", "trees", "props", "links", "files", "skipped", "meta")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
@@ -66,6 +70,11 @@ CREATE TABLE IF NOT EXISTS links(
 );
 CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
 CREATE INDEX IF NOT EXISTS links_key ON links(key);
+CREATE TABLE IF NOT EXISTS props(file_id bigint NOT NULL, key text COLLATE "C" NOT NULL, kind text NOT NULL,
+  text text COLLATE "C", low text COLLATE "C", num double precision, value text NOT NULL);
+CREATE INDEX IF NOT EXISTS props_file ON props(file_id);
+CREATE INDEX IF NOT EXISTS props_num ON props(key, num, file_id);
+CREATE INDEX IF NOT EXISTS props_text ON props(key, text, file_id);
 CREATE TABLE IF NOT EXISTS trees(file_id bigint PRIMARY KEY, tokens integer NOT NULL, tree text NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(
   path text COLLATE "C" PRIMARY KEY, size bigint NOT NULL, stat_mtime_ns bigint NOT NULL, reason text NOT NULL
@@ -90,6 +99,7 @@ def delete_chunks(conn: psycopg.Connection[Any], file_ids: list[int]) -> None:
     if has_vecs(conn):
         conn.execute("DELETE FROM vecs WHERE file_id = ANY(%s)", (file_ids,))
     conn.execute("DELETE FROM trees WHERE file_id = ANY(%s)", (file_ids,))
+    conn.execute("DELETE FROM props WHERE file_id = ANY(%s)", (file_ids,))
     conn.execute("DELETE FROM links WHERE file_id = ANY(%s)", (file_ids,))
     row = conn.execute(
         "WITH d AS (DELETE FROM chunks WHERE file_id = ANY(%s) RETURNING ntok) SELECT count(*), coalesce(sum(ntok), 0) FROM d",
@@ -120,6 +130,21 @@ def vector_type(dim: int) -> tuple[str, str | None]:
     if dim <= MAX_HALFVEC_DIM:
         return f"halfvec({int(dim)})", "halfvec_cosine_ops"
     return f"vector({int(dim)})", None
+
+
+def write_properties(conn: psycopg.Connection[Any], file_ids: list[int], docs: list[Document]) -> None:
+    """The `props` rows of these files (`storage/properties.py`); `delete_chunks` deleted their old ones."""
+    props = [
+        (fid, *(pgsearch.clean(v) if isinstance(v, str) else v for v in row))
+        for fid, doc in zip(file_ids, docs, strict=True)
+        for row in property_rows(doc.meta.properties, doc.path)
+    ]
+    cur = conn.cursor()
+    if props:
+        cur.executemany(
+            "INSERT INTO props(file_id, key, kind, text, low, num, value) VALUES (%s,%s,%s,%s,%s,%s,%s)",
+            props,
+        )
 
 
 class NotCreatedYet(StoreError):

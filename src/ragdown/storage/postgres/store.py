@@ -51,7 +51,9 @@ from ragdown.storage.postgres.schema import (
     has_vecs,
     text_columns,
     vector_type,
+    write_properties,
 )
+from ragdown.storage.query_sql import Cond, SortKey, props_by_file, props_sql, query_sql
 from ragdown.storage.records import (
     CHUNK_COLUMNS,
     FILE_COLUMNS_F,
@@ -250,7 +252,7 @@ class PgStore(PgRetrieval):
                 "index %s changed (%s): emptying it to rebuild", self.backend.describe(), ", ".join(changed)
             )
         with self._write() as conn:
-            conn.execute("TRUNCATE chunks, trees, links, files, skipped")
+            conn.execute("TRUNCATE chunks, trees, props, links, files, skipped")
             conn.execute("DROP TABLE IF EXISTS vecs")
             if meta.dim > 0:
                 kind, ops = vector_type(meta.dim)
@@ -353,6 +355,7 @@ class PgStore(PgRetrieval):
                 assert row is not None
                 file_ids.append(int(row[0]))
             delete_chunks(conn, file_ids)
+            write_properties(conn, file_ids, [p.document for p in pending])
             conn.execute("DELETE FROM skipped WHERE path = ANY(%s)", ([p.path for p in pending],))
             pglinks.write_links(conn, file_ids, pending)
             trees = [
@@ -440,7 +443,7 @@ class PgStore(PgRetrieval):
 
     def clear(self) -> None:
         with self._write() as conn:
-            conn.execute("TRUNCATE chunks, trees, links, files, skipped")
+            conn.execute("TRUNCATE chunks, trees, props, links, files, skipped")
             if has_vecs(conn):
                 conn.execute("TRUNCATE vecs")
             conn.execute("UPDATE meta SET value = '0' WHERE key IN ('chunks', 'tokens')")
@@ -601,6 +604,18 @@ class PgStore(PgRetrieval):
             "SELECT id, file_id FROM chunks WHERE file_id = ANY(%s)", ([int(i) for i in file_ids],)
         )
         return [(int(a), int(b)) for a, b in rows]
+
+    def query_documents(
+        self, where: Cond, sort: tuple[SortKey, ...], limit: int, offset: int
+    ) -> tuple[int, list[FileRecord], dict[int, dict[str, str]]]:
+        count_sql, count_params, page_sql, page_params = query_sql(POSTGRES, where, sort, limit, offset)
+        with self.read_snapshot():
+            total = int(self._rows(count_sql, count_params)[0][0])
+            files = [file_record(r) for r in self._rows(page_sql, page_params)]
+            if not files:
+                return total, [], {}
+            sql, params = props_sql(POSTGRES, [f.id for f in files])
+            return total, files, props_by_file(self._rows(sql, params))
 
     def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]:
         where, params = self.file_filter_sql(flt)

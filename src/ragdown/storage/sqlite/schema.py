@@ -7,9 +7,11 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from ragdown.documents.model import Document
 from ragdown.storage.lexical import SQL_FUNCTION as LEXICAL_SQL_FUNCTION
 from ragdown.storage.lexical import lexical_text
 from ragdown.storage.lexical import signature as lexical_signature
+from ragdown.storage.properties import property_rows
 from ragdown.storage.records import INDEX_VERSION
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,11 @@ CREATE TABLE IF NOT EXISTS links(
 );
 CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
 CREATE INDEX IF NOT EXISTS links_key ON links(key);
+CREATE TABLE IF NOT EXISTS props(file_id INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, text TEXT,
+  low TEXT, num REAL, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS props_file ON props(file_id);
+CREATE INDEX IF NOT EXISTS props_num ON props(key, num, file_id);
+CREATE INDEX IF NOT EXISTS props_text ON props(key, text, file_id);
 CREATE TABLE IF NOT EXISTS trees(file_id INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
@@ -115,6 +122,15 @@ def refill_fts(conn: sqlite3.Connection) -> None:
     conn.execute(FTS_FILL)
     conn.execute(TRI_FILL)
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (LEXICAL_KEY, lexical_signature()))
+
+
+def write_properties(conn: sqlite3.Connection, file_id: int, doc: Document) -> None:
+    """A file's `props` rows (`storage/properties.py`), its old ones deleted."""
+    conn.execute("DELETE FROM props WHERE file_id = ?", (file_id,))
+    conn.executemany(
+        "INSERT INTO props(file_id, key, kind, text, low, num, value) VALUES (?,?,?,?,?,?,?)",
+        [(file_id, *row) for row in property_rows(doc.meta.properties, doc.path)],
+    )
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ragdown.documents.tree import Node
 from ragdown.storage.filter_sql import SQLITE, FileFilter, file_filter_clause, skipped_clause
+from ragdown.storage.query_sql import Cond, SortKey, props_by_file, props_sql, query_sql
 from ragdown.storage.records import (
     CHUNK_COLUMNS,
     FILE_COLUMNS,
@@ -50,6 +51,7 @@ from ragdown.storage.sqlite.schema import (
     ensure_lexical_fts,
     has_schema,
     refill_fts,
+    write_properties,
 )
 
 if TYPE_CHECKING:
@@ -161,6 +163,7 @@ class Store:
         with self._write() as conn:
             conn.execute("DELETE FROM chunks")
             conn.execute("DELETE FROM trees")
+            conn.execute("DELETE FROM props")
             conn.execute("DELETE FROM links")
             conn.execute("DELETE FROM files")
             conn.execute("DELETE FROM skipped")
@@ -234,6 +237,7 @@ class Store:
             )
         conn.execute("DELETE FROM skipped WHERE path = ?", (item.path,))
         replace_links(conn, file_id, doc)
+        write_properties(conn, file_id, doc)
         if doc.tree is not None:
             conn.execute(
                 "INSERT OR REPLACE INTO trees(file_id, tokens, tree) VALUES (?,?,?)",
@@ -288,6 +292,7 @@ class Store:
                 conn.execute("DELETE FROM chunks WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM trees WHERE file_id = ?", (row[0],))
                 replace_links(conn, int(row[0]), None)
+                conn.execute("DELETE FROM props WHERE file_id = ?", (row[0],))
                 conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
                 removed += 1
         return removed
@@ -525,6 +530,18 @@ class Store:
             (json.dumps([int(i) for i in file_ids]),),
         )
         return [(int(a), int(b)) for a, b in rows]
+
+    def query_documents(
+        self, where: Cond, sort: tuple[SortKey, ...], limit: int, offset: int
+    ) -> tuple[int, list[FileRecord], dict[int, dict[str, str]]]:
+        count_sql, count_params, page_sql, page_params = query_sql(SQLITE, where, sort, limit, offset)
+        with self.read_snapshot():
+            total = int(self._reader().execute(count_sql, count_params).fetchall()[0][0])
+            files = [file_record(r) for r in self._reader().execute(page_sql, page_params).fetchall()]
+            if not files:
+                return total, [], {}
+            sql, params = props_sql(SQLITE, [f.id for f in files])
+            return total, files, props_by_file(self._reader().execute(sql, params).fetchall())
 
     def file_chunk_counts(self, flt: FileFilter) -> list[tuple[str, int]]:
         where, params = self.file_filter_sql(flt)
