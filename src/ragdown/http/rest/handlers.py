@@ -45,6 +45,7 @@ from ragdown.http.rest.models import (
     OutlineNode,
     PatchRestArgs,
     PutArgs,
+    QueryAnswer,
     QuotaAnswer,
     RelatedAnswer,
     RestoreAnswer,
@@ -62,6 +63,7 @@ from ragdown.tools.changes import CHANGES
 from ragdown.tools.context import ToolContext
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs, diff_text, restore
 from ragdown.tools.outline import OUTLINE, OutlineArgs
+from ragdown.tools.query import QUERY
 from ragdown.tools.read import RECALL, RecallArgs, file_lines, recall_hits, recall_limit
 from ragdown.tools.versions import followed, trash_json, trashed, version_bytes
 from ragdown.tools.write import EditArgs, lint_warnings, move_path
@@ -417,6 +419,12 @@ async def related(call: Call, a: Any) -> Reply:
 
     text = await RELATED.handler(call.ctx, a)
     return Reply(RelatedAnswer.model_validate(json.loads(str(text))))
+
+
+async def query(call: Call, a: Any) -> Reply:
+    """`ragdown_query`, through its ToolSpec, in its JSON format."""
+    text = await QUERY.handler(call.ctx, a)
+    return Reply(QueryAnswer.model_validate(json.loads(str(text))))
 
 
 async def trash(call: Call, _a: FolderArgs) -> Reply:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -358,3 +358,14 @@ class SearchFoldersArgs(RecallArgs):
 
 class VersionArgs(Named):
     version: Annotated[int, Field(ge=1, description="A version number (history).")]
+
+
+class QueryAnswer(Answer):
+    """`ragdown_query`'s JSON: one page of the documents that match, each row by column name."""
+
+    total: int = Field(description="Documents that match.")
+    offset: int
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    more: bool = Field(description="More documents match after this page.")
+    view: str | None = Field(None, description="The Base and view answered, for a `base` query.")

@@ -26,6 +26,7 @@ from ragdown.http.rest.handlers import (
     outline,
     patch_file,
     put_file,
+    query,
     read_file,
     related,
     restore_file,
@@ -57,6 +58,7 @@ from ragdown.http.rest.models import (
     OutlineAnswer,
     PatchRestArgs,
     PutArgs,
+    QueryAnswer,
     RelatedAnswer,
     RestoreAnswer,
     SearchAnswer,
@@ -71,6 +73,7 @@ from ragdown.http.rest.models import (
 from ragdown.tools.changes import CHANGES, ChangesArgs
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs
 from ragdown.tools.outline import OUTLINE, OutlineArgs
+from ragdown.tools.query import QUERY, QueryArgs
 from ragdown.tools.read import RECALL, RecallArgs
 from ragdown.tools.related import RELATED, RelatedArgs
 from ragdown.tools.write import EditArgs
@@ -118,6 +121,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", f"{FOLDER}/related", "related",
              "A note's or a section's neighbours (links, backlinks, shared tags, similar sections), each with why.",
              RelatedArgs, RelatedAnswer, related, fixed={"format": "json"}, tool=RELATED.name),
+    Endpoint("POST", f"{FOLDER}/query", "query",
+             "Documents filtered and sorted by properties, tags, links, folder and dates, or a Base's view.",
+             QueryArgs, QueryAnswer, query, fixed={"format": "json"}, tool=QUERY.name),
     Endpoint("GET", f"{FOLDER}/trash", "listTrash",
              "The folder's deleted documents, most recently deleted first (restore brings one back).",
              FolderArgs, TrashAnswer, trash, tool="ragdown_list (deleted)", index=False),
