@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import BOTH_BACKENDS, write
 from tests.mcpserver.conftest import Connect
 
 pytestmark = pytest.mark.anyio
+# Both stores: the properties and links tables, and their SQL, are each store's own.
+INDEX_BACKENDS = BOTH_BACKENDS
 
 BASE = """filters:
   and:
