@@ -168,25 +168,28 @@ def query_sql(
     w = _Writer(dialect)
     clause = w.cond(where)
     count_sql = f"SELECT count(*) FROM files f WHERE {clause}"
-    count_params = list(w.params)
+    # A property's sort value joined once per key (a subquery per row and comparison costs seconds).
+    joins: list[str] = []
+    join_params: list[Any] = []
     order: list[str] = []
-    for key in sort:
+    for n, key in enumerate(sort):
         direction = "DESC" if key.descending else "ASC"
         if key.prop:
-            mark = w.mark(key.by)
             pick = "max" if key.descending else "min"
-            sub = f"(SELECT {pick}(p.{{}}) FROM props p WHERE p.file_id = f.id AND p.key = {mark})"
-            order.append(f"{sub.format('num')} {direction} NULLS LAST")
-            w.params.append(key.by)
-            order.append(f"{sub.format('text')} {direction} NULLS LAST")
+            joins.append(
+                f" LEFT JOIN (SELECT file_id, {pick}(num) AS n, {pick}(text) AS t FROM props WHERE key ="
+                f" {dialect.placeholder} GROUP BY file_id) s{n} ON s{n}.file_id = f.id"
+            )
+            join_params.append(key.by)
+            order += [f"s{n}.n {direction} NULLS LAST", f"s{n}.t {direction} NULLS LAST"]
         elif key.by in SORT_COLUMNS:
             order.append(f"f.{key.by} {direction}")
     order.append("f.path ASC")
     page_sql = (
-        f"SELECT {FILE_COLUMNS_F} FROM files f WHERE {clause} ORDER BY {', '.join(order)}"
+        f"SELECT {FILE_COLUMNS_F} FROM files f{''.join(joins)} WHERE {clause} ORDER BY {', '.join(order)}"
         f" LIMIT {int(limit)} OFFSET {int(offset)}"
     )
-    return count_sql, count_params, page_sql, w.params
+    return count_sql, w.params, page_sql, join_params + w.params
 
 
 def props_sql(dialect: SqlDialect, file_ids: list[int]) -> tuple[str, list[Any]]:
