@@ -239,6 +239,14 @@ SETTINGS: tuple[Setting, ...] = (
             "The OpenAI-compatible endpoint for openai:<model>."),
     Setting("embedding_api_key", "RAGDOWN_EMBEDDING_API_KEY", "str", None, "Embedding API key",
             "The key for openai:<model>."),
+    Setting("llm_model", "RAGDOWN_LLM_MODEL", "str", None, "Model for retrieve",
+            "<provider>:<model> (openai:<model> for any OpenAI-compatible chat endpoint, anthropic:<model>): "
+            "the default of --model and --summary-model, and the markindex set's retrieve tool. Unset: nothing "
+            "is ever sent to a model."),
+    Setting("llm_url", "RAGDOWN_LLM_URL", "str", None, "Model URL",
+            "The chat endpoint's base URL (default: the provider's own; http://localhost:11434/v1 for Ollama)."),
+    Setting("llm_api_key", "RAGDOWN_LLM_API_KEY", "str", None, "Model API key",
+            "The key for the model's endpoint."),
     Setting("hf_endpoint", "HF_ENDPOINT", "str", DEFAULT_HF_ENDPOINT, "Model hub", "Where local models download from."),
     Setting("threads", "RAGDOWN_THREADS", "int", None, "Threads", "ONNX Runtime threads for the local model (default: the physical cores it may use).",
             minimum=1, maximum=256),
@@ -429,7 +437,7 @@ def _cache_root(env: Mapping[str, str]) -> Path:
 # Read by `Settings.from_env` besides the variables of `SETTINGS`; the secrets are never sent on.
 _ENV_ALSO = ("XDG_CACHE_HOME", "HOME")
 _ENV_SECRETS = frozenset(
-    {"RAGDOWN_TOKEN", "RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_DATABASE_URL", "RAGDOWN_API_KEY"}
+    {"RAGDOWN_TOKEN", "RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_LLM_API_KEY", "RAGDOWN_DATABASE_URL", "RAGDOWN_API_KEY"}
 )
 
 
@@ -467,6 +475,9 @@ class Settings:
     env_set: frozenset[str] = frozenset()  # the keys of `SETTINGS` whose variable is set (not the default)
     embedding_url: str = DEFAULT_EMBEDDING_URL
     embedding_api_key: str | None = None
+    llm_model: str | None = None  # RAGDOWN_LLM_MODEL: <provider>:<model>; None sends nothing anywhere
+    llm_url: str | None = None
+    llm_api_key: str | None = None
     hf_endpoint: str = DEFAULT_HF_ENDPOINT
     threads: int = field(default_factory=default_threads)
     quantize: bool = False
@@ -525,6 +536,9 @@ class Settings:
             env_set=set_here,
             embedding_url=values["embedding_url"],
             embedding_api_key=values["embedding_api_key"],
+            llm_model=values["llm_model"],
+            llm_url=values["llm_url"],
+            llm_api_key=values["llm_api_key"],
             hf_endpoint=values["hf_endpoint"],
             threads=values["threads"] or default_threads(),
             quantize=values["quantize"],
