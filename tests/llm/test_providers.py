@@ -20,14 +20,17 @@ def test_a_tool_call_and_its_result_round_trip_in_the_providers_format(provider:
     try:
         first = model.complete("be brief", [Turn("user", "what notice?")], [TOOL])
         assert first.tool_calls == [ToolCall(first.tool_calls[0].id, "search_documents", {"query": "notice"})]
-        assert first.text == "let me look" and first.input_tokens == 101 and first.output_tokens == 10
+        assert first.text == "let me look"
+        assert first.input_tokens == 101
+        assert first.output_tokens == 10
         turns = [
             Turn("user", "what notice?"),
             Turn("assistant", first.text, tuple(first.tool_calls)),
             Turn("tool", '{"success":true}', tool_call_id=first.tool_calls[0].id),
         ]
         second = model.complete("be brief", turns, [TOOL])
-        assert second.text == "done" and second.tool_calls == []
+        assert second.text == "done"
+        assert second.tool_calls == []
     finally:
         model.close()
     first_req, second_req = provider.requests
@@ -50,7 +53,8 @@ def test_a_tool_call_and_its_result_round_trip_in_the_providers_format(provider:
         assert first_req["path"] == "/v1/messages"
         assert first_req["headers"]["x-api-key"] == "k-123"
         assert first_req["headers"]["anthropic-version"] == "2023-06-01"
-        assert body["system"] == "be brief" and body["max_tokens"] > 0
+        assert body["system"] == "be brief"
+        assert body["max_tokens"] > 0
         assert body["messages"][1]["content"][1] == {
             "type": "tool_use",
             "id": first.tool_calls[0].id,
@@ -99,7 +103,7 @@ def test_a_malformed_answer_is_refused_saying_so(provider: Provider, body: str) 
     provider.script = [Raw(200, body)]
     model = open_model(f"{provider.provider}:m", base_url=provider.url)
     try:
-        with pytest.raises(LLMError, match="not JSON|not in its format"):
+        with pytest.raises(LLMError, match=r"not JSON|not in its format"):
             model.complete("", [Turn("user", "hi")])
     finally:
         model.close()

@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     markindex.add_ignore(ix)
     markindex.add_setext(ix)
     markindex.add_db(ix)
+    from ragdown.cli import llm
+
+    llm.add_summary_options(ix)
 
     se = sub.add_parser(
         "search", help="hybrid search over a folder (syncs it first); the query alone: on the server"
@@ -74,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     markindex.add_db(ol)
     markindex.add_db(se)
     markindex.register(sub)
+    llm.register(sub)
 
     from ragdown.evaluation.command import add_parser as add_eval_parser
 
@@ -325,6 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _search(settings, args)
         if args.command in {"outline", "tree"}:
             return _outline(settings, args)
+        if args.command == "retrieve":
+            from ragdown.cli.llm import run_retrieve
+
+            return run_retrieve(settings, args)
         if args.command == "mcp":
             from ragdown.cli.markindex import run_mcp
 
