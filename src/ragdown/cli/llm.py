@@ -1,8 +1,8 @@
 """MarkIndex's model commands (seed 001): `ragdown retrieve DIR QUESTION --model P:M`, and the options
 `index` takes for summaries (`--summary-model P:M [--estimate] [--summary-rpm N] [--summary-tpm N]`).
 
-The model is `--model` / `--summary-model`, else `RAGDOWN_LLM_MODEL`; with neither, `retrieve` is refused
-and `index` makes no summaries: nothing is sent anywhere unless a model is named. The endpoint and key are
+`retrieve`'s model is `--model`, else `RAGDOWN_LLM_MODEL`, and with neither it is refused; `index` makes
+summaries only when `--summary-model` names the model: nothing is sent anywhere unless a model is named. The endpoint and key are
 `RAGDOWN_LLM_URL` and `RAGDOWN_LLM_API_KEY` (`core/config.py`).
 """
 
@@ -131,3 +131,47 @@ def run_retrieve(settings: Settings, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.as_text())
     return 0
+
+
+def check_summary_args(args: argparse.Namespace) -> None:
+    """Before `index` reads anything: the summary options make sense together, the model is well named."""
+    from ragdown.core.config import ConfigError
+    from ragdown.llm.providers import parse_spec
+
+    if not args.summary_model:
+        if args.estimate or args.summary_rpm or args.summary_tpm:
+            raise ConfigError("--estimate, --summary-rpm and --summary-tpm go with --summary-model P:M")
+        return
+    parse_spec(args.summary_model)
+
+
+def run_summaries(settings: Settings, args: argparse.Namespace) -> None:
+    """After `index`: the summaries `--summary-model` asks for (or, with `--estimate`, their cost)."""
+    if not args.summary_model:  # before any import: a plain index loads nothing of this
+        return
+    from ragdown.cli.main import _engine
+    from ragdown.llm.ratelimit import RateLimiter
+    from ragdown.llm.summaries import FILE_NAME, SummaryStore, estimate_text, plan, summarise
+
+    out = sys.stderr if args.json else sys.stdout  # --json keeps the report on stdout's last line
+    engine = _engine(settings, args.dir)
+    try:
+        existing = SummaryStore.open_existing(engine.data_dir)
+        try:
+            todo, cached = plan(engine.require_store(), engine.root, existing)
+        finally:
+            if existing is not None:
+                existing.close()
+        if args.estimate or not todo:
+            out.write(estimate_text(todo, cached, args.summary_model))
+            return
+        model = model_for(settings, args.summary_model, RateLimiter(args.summary_rpm, args.summary_tpm))
+        cache = SummaryStore(engine.data_dir / FILE_NAME)
+        try:
+            made, failed = summarise(todo, cache, model)
+        finally:
+            cache.close()
+            model.close()
+        out.write(f"summaries: {made} made, {cached} cached, {failed} failed\n")
+    finally:
+        engine.close()

@@ -160,6 +160,9 @@ def _ask_primary(settings: Settings, directory: Path, payload: dict[str, Any]) -
 
 
 def _index(settings: Settings, args: argparse.Namespace) -> int:
+    from ragdown.cli.llm import check_summary_args, run_summaries
+
+    check_summary_args(args)
     payload = {"op": "index", "full": args.full, "json": args.json}
     alone = args.ignore or args.setext is not None  # a running primary keeps its own rules and setext
     output = None if alone else _ask_primary(settings, args.dir, payload)
@@ -177,6 +180,7 @@ def _index(settings: Settings, args: argparse.Namespace) -> int:
             engine.close()
         output = index_output(report, args.json, warnings)
     sys.stdout.write(output)
+    run_summaries(settings, args)
     return 0
 
 

@@ -241,7 +241,7 @@ SETTINGS: tuple[Setting, ...] = (
             "The key for openai:<model>."),
     Setting("llm_model", "RAGDOWN_LLM_MODEL", "str", None, "Model for retrieve",
             "<provider>:<model> (openai:<model> for any OpenAI-compatible chat endpoint, anthropic:<model>): "
-            "the default of --model and --summary-model, and the markindex set's retrieve tool. Unset: nothing "
+            "the default of retrieve's --model (summaries need --summary-model). Unset: nothing "
             "is ever sent to a model."),
     Setting("llm_url", "RAGDOWN_LLM_URL", "str", None, "Model URL",
             "The chat endpoint's base URL (default: the provider's own; http://localhost:11434/v1 for Ollama)."),
@@ -437,7 +437,13 @@ def _cache_root(env: Mapping[str, str]) -> Path:
 # Read by `Settings.from_env` besides the variables of `SETTINGS`; the secrets are never sent on.
 _ENV_ALSO = ("XDG_CACHE_HOME", "HOME")
 _ENV_SECRETS = frozenset(
-    {"RAGDOWN_TOKEN", "RAGDOWN_EMBEDDING_API_KEY", "RAGDOWN_LLM_API_KEY", "RAGDOWN_DATABASE_URL", "RAGDOWN_API_KEY"}
+    {
+        "RAGDOWN_TOKEN",
+        "RAGDOWN_EMBEDDING_API_KEY",
+        "RAGDOWN_LLM_API_KEY",
+        "RAGDOWN_DATABASE_URL",
+        "RAGDOWN_API_KEY",
+    }
 )
 
 

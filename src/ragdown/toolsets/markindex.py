@@ -128,7 +128,9 @@ def _document(ctx: ToolContext, store: IndexStore, doc_path: str) -> tuple[str, 
     return docs_path, record
 
 
-def _node_json(node: Node, below: int, children: list[dict[str, Any]] | None) -> dict[str, Any]:
+def _node_json(
+    node: Node, below: int, children: list[dict[str, Any]] | None, summaries: dict[str, str] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "node_id": node.node_id,
         "title": node.title,
@@ -139,6 +141,8 @@ def _node_json(node: Node, below: int, children: list[dict[str, Any]] | None) ->
     }
     if node.key_items:
         out["key_items"] = list(node.key_items)
+    if summaries and node.node_id in summaries:
+        out["summary"] = summaries[node.node_id]
     if below:
         out["children_truncated"] = below
     if children:
@@ -146,7 +150,9 @@ def _node_json(node: Node, below: int, children: list[dict[str, Any]] | None) ->
     return out
 
 
-def _structure_parts(start: Node, depth: int) -> list[list[dict[str, Any]]]:
+def _structure_parts(
+    start: Node, depth: int, summaries: dict[str, str] | None = None
+) -> list[list[dict[str, Any]]]:
     """`start`'s children to `depth` levels, nested as MarkIndex shows a structure, cut into parts that each
     stay well under the answer budget. A part that goes on inside a node of an earlier part repeats that
     node and its ancestors (marked `continued`), so every part nests on its own."""
@@ -156,7 +162,7 @@ def _structure_parts(start: Node, depth: int) -> list[list[dict[str, Any]]]:
     ancestors: list[Node] = []  # the shown node's ancestors below `start`, by level
     placed: list[dict[str, Any]] = []  # their entries in the current part
     for shown in cut(start, depth, include_start=False):
-        entry = _node_json(shown.node, shown.below, None)
+        entry = _node_json(shown.node, shown.below, None, summaries)
         cost = len(json.dumps(entry, ensure_ascii=False)) + 1
         if parts[-1] and size + cost > budget:
             parts.append([])
@@ -164,7 +170,7 @@ def _structure_parts(start: Node, depth: int) -> list[list[dict[str, Any]]]:
         del ancestors[shown.depth - 1 :]
         del placed[shown.depth - 1 :]
         while len(placed) < len(ancestors):  # a new part inside a node: its ancestors again, continued
-            repeated = {**_node_json(ancestors[len(placed)], 0, None), "continued": True}
+            repeated = {**_node_json(ancestors[len(placed)], 0, None, summaries), "continued": True}
             size += len(json.dumps(repeated, ensure_ascii=False)) + 1
             (placed[-1].setdefault("children", []) if placed else parts[-1]).append(repeated)
             placed.append(repeated)
@@ -173,6 +179,20 @@ def _structure_parts(start: Node, depth: int) -> list[list[dict[str, Any]]]:
         ancestors.append(shown.node)
         placed.append(entry)
     return parts
+
+
+def kept_summaries(ctx: ToolContext, docs_path: str, start: Node) -> dict[str, str]:
+    """The node summaries `ragdown index --summary-model` kept for `start`'s subtree (`llm/summaries.py`)."""
+    from ragdown.llm.summaries import SummaryStore, document_lines, node_summaries
+
+    cache = SummaryStore.open_existing(ctx.engine.data_dir)
+    if cache is None:
+        return {}
+    try:
+        lines = document_lines(ctx.docs_root, docs_path)
+        return node_summaries(cache, lines, start.walk()) if lines is not None else {}
+    finally:
+        cache.close()
 
 
 def _pages(
@@ -318,9 +338,10 @@ def get_structure(ctx: ToolContext, a: StructureArgs) -> str:
                 {"doc_path": a.doc_path, "node_id": a.node_id},
             )
         start = found
-    parts = _structure_parts(start, a.depth)
+    summaries = kept_summaries(ctx, docs_path, start)
+    parts = _structure_parts(start, a.depth, summaries)
     if not parts[0]:  # a document read whole: its root is its one node
-        parts = [[_node_json(start, 0, None)]]
+        parts = [[_node_json(start, 0, None, summaries)]]
     total = len(parts)
     if a.part > total:
         raise bad_request(f"part {a.part} is out of range: the structure has {total} part(s)")
