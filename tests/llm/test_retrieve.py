@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ NOTICE = POLICY.split("\n").index("An employee who resigns gives four weeks of n
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     values = isolated_env(tmp_path)
     for key in list(os.environ):
         if key.startswith("RAGDOWN_"):
@@ -164,7 +165,7 @@ def test_without_a_model_nothing_is_sent(
         server.close()
 
 
-def _walk(node: dict[str, object]) -> Iterator[dict[str, object]]:
+def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
-    for child in node.get("children", []) or []:  # type: ignore[union-attr]
-        yield from _walk(child)  # type: ignore[arg-type]
+    for child in node.get("children", []):
+        yield from _walk(child)

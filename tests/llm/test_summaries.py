@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,10 +43,10 @@ def hand_count(text: str) -> int:
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-def nodes(node: dict[str, object]) -> Iterator[dict[str, object]]:
+def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
-    for child in node.get("children", []) or []:  # type: ignore[union-attr]
-        yield from nodes(child)  # type: ignore[arg-type]
+    for child in node.get("children", []):
+        yield from nodes(child)
 
 
 def test_summaries_estimated_made_cached_and_shown(
@@ -66,11 +67,11 @@ def test_summaries_estimated_made_cached_and_shown(
     assert main(["tree", str(docs), "a.md", "--json", "--depth", "5"]) == 0
     tree = json.loads(capsys.readouterr().out.splitlines()[-1])["tree"]
     lines = DOC.split("\n")
-    worth = [n for n in nodes(tree) if n is not tree and int(n["tokens"]) >= 200]  # type: ignore[call-overload]
+    worth = [n for n in nodes(tree) if n is not tree and int(n["tokens"]) >= 200]
     assert [n["title"] for n in worth] == ["员工手册", "Alpha", "Beta"]
     prompts = []
     for n in worth:
-        first, last = n["lines"]  # type: ignore[misc]
+        first, last = n["lines"]
         text = "\n".join(lines[first - 1 : last])
         prompts.append(f"Summarise this section of a.md ({n['title']}) in one or two sentences.\n\n{text}")
     outline = "- 员工手册\n  - Alpha\n  - Beta"

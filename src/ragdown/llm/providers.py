@@ -211,6 +211,11 @@ def _arguments(raw: Any, url: str) -> dict[str, Any]:
     raise _malformed(url, f"tool call arguments that are not a JSON object: {str(raw)[:100]!r}")
 
 
+def _usage(payload: dict[str, Any]) -> dict[str, Any]:
+    usage = payload.get("usage")
+    return usage if isinstance(usage, dict) else {}
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
@@ -280,7 +285,7 @@ class OpenAIChat:
             calls.append(
                 ToolCall(str(c.get("id") or f"call_{i}"), fn["name"], _arguments(fn.get("arguments"), url))
             )
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        usage = _usage(payload)
         return Reply(
             text=content if isinstance(content, str) else "",
             tool_calls=calls,
@@ -350,7 +355,7 @@ class AnthropicChat:
                         _arguments(block.get("input"), url),
                     )
                 )
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        usage = _usage(payload)
         return Reply(
             text="".join(texts),
             tool_calls=calls,
