@@ -301,3 +301,31 @@ def test_an_undefined_footnote_stays_text() -> None:
     assert "[^nothing]" in html
     assert "<sup" not in html
     assert "<section" not in html
+
+
+# --- math: `$…$` and `$$…$$`, typeset by KaTeX in the browser -----------------------------------
+
+
+def test_inline_and_display_math_are_kept_as_escaped_tex_for_katex() -> None:
+    html = render(
+        "Area $\\pi r^2 < [[x]]$ here.\n\n$$\n\\int_0^1 <b>x</b>\\,dx\n$$\n\nThen $$e=mc^2$$ inline.\n"
+    )
+    assert '<p data-line="1">Area <span class="math math-inline">\\pi r^2 &lt; [[x]]</span> here.</p>' in html
+    assert '<div class="math math-display" data-line="3">\\int_0^1 &lt;b&gt;x&lt;/b&gt;\\,dx</div>' in html
+    # `$$…$$` inside a paragraph is display math, in a span so the paragraph stays valid HTML.
+    assert '<p data-line="7">Then <span class="math math-display">e=mc^2</span> inline.</p>' in html
+    assert "wikilink" not in html
+    assert "<b>" not in html
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["It costs $5 and $10.", "A $ sign alone.", "Spaced $ x $ is not math.", "Escaped \\$x\\$ too."],
+)
+def test_dollars_that_obsidian_does_not_read_as_math_stay_text(text: str) -> None:
+    assert 'class="math' not in render(text)
+
+
+def test_a_mermaid_block_stays_a_code_block_with_its_language() -> None:
+    html = render("```mermaid\ngraph TD; A-->B\n```\n")
+    assert '<pre><code data-line="1" class="language-mermaid">graph TD; A--&gt;B\n</code></pre>' in html

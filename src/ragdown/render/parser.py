@@ -1,5 +1,5 @@
 """The one markdown-it parser of the preview: CommonMark with tables, strikethrough, task lists and footnotes,
-plus the Obsidian rules of `links.py`, `blocks.py` and `footnotes.py`."""
+plus the Obsidian rules of `links.py`, `blocks.py`, `footnotes.py` and `math.py`."""
 
 from __future__ import annotations
 
@@ -21,11 +21,13 @@ from ragdown.render.links import (
     tag_rule,
     wikilink_rule,
 )
+from ragdown.render.math import math_plugin
 
 
 def _build_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "tasklists": True})
     md.enable("table").enable("strikethrough")
+    md.use(math_plugin)  # `$…$`, `$$…$$`: before the links, so `[[` inside TeX stays TeX
     md.use(footnote_plugin)  # `[^1]` and `^[inline]`, moved to the end by its `footnote_tail` core rule
     md.inline.ruler.before("link", "wikilink", wikilink_rule)
     md.inline.ruler.before("link", "hashtag", tag_rule)
