@@ -127,6 +127,14 @@ def sample_docs(docs: Path) -> None:
     )
     for name in ("Edit", "ConflictOver", "ConflictDiscard", "Guard", "MoveMe", "DeleteMe"):
         write(docs, f"work/{name}.md", f"# {name}\n\nThe first version of {name}.\n")
+    write(
+        docs,
+        "work/Rich.md",
+        "# Rich\n\n```mermaid\ngraph TD\n  A[Start] --> B[End]\n```\n\n"
+        "Inline $e^{i\\pi} + 1 = 0$ and display:\n\n$$\n\\int_0^1 x\\,dx\n$$\n\n"
+        "```python\ndef area(r):\n    return 3.14 * r * r\n```\n",
+    )
+    write(docs, "work/Merge.md", "# Merge\n\nFirst paragraph.\n\nMiddle.\n\nLast paragraph.\n")
     write(docs, "work/Linker.md", "# Linker\n\nSee [[MoveMe]] for details.\n")
     write(docs, "work/Dangling.md", "# Dangling\n\nTo write: [[Brand new note]].\n")
     write(docs, "other/a.md", "# Other A\n\nSomething else entirely.\n")

@@ -204,10 +204,10 @@ def test_edit_and_save_with_ctrl_s(ui_server: UiServer, open_page: OpenPage) -> 
     page = open_page(ui_server, "/#/d/work/Edit.md")
     page.click("#edit-button")
     source = page.locator("#editor-source")
-    expect(source).to_have_value("# Edit\n\nThe first version of Edit.\n")
+    expect(source).to_have_text("# Edit\n\nThe first version of Edit.\n", use_inner_text=True)
     source.press("Control+End")
     page.keyboard.type("A second line, see [[Back")
-    expect(page.locator("#link-completion li").first).to_contain_text("Backups")
+    expect(page.locator(".cm-tooltip-autocomplete li").first).to_contain_text("Backups")
     page.keyboard.press("Enter")
     expect(page.locator("#save-state")).to_have_text("Unsaved changes")
     page.click("#tab-preview")
@@ -224,7 +224,7 @@ def test_edit_and_save_with_ctrl_s(ui_server: UiServer, open_page: OpenPage) -> 
 def test_a_save_the_index_has_not_caught_up_with_says_so(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/e/work/Edit.md")
     source = page.locator("#editor-source")
-    expect(source).not_to_have_value("")
+    expect(source).not_to_have_text("", use_inner_text=True)
     pending = "the index is still syncing (indexing 12 of 900 files): the change is on disk"
 
     # As the server answers while a long sync runs (RAGDOWN_WRITE_WAIT passed): the save is made all the same.
@@ -252,7 +252,7 @@ def test_conflict_prompt_save_over_it(ui_server: UiServer, open_page: OpenPage) 
     path = ui_server.docs / "work/ConflictOver.md"
     page = open_page(ui_server, "/#/e/work/ConflictOver.md")
     source = page.locator("#editor-source")
-    expect(source).to_have_value(re.compile("first version"))
+    expect(source).to_have_text(re.compile("first version"), use_inner_text=True)
     path.write_text("# ConflictOver\n\nTheir version.\n")
     source.fill("# ConflictOver\n\nMy version.\n")
     page.keyboard.press("Control+s")
@@ -273,14 +273,14 @@ def test_conflict_prompt_discard_my_edit(ui_server: UiServer, open_page: OpenPag
     path = ui_server.docs / "work/ConflictDiscard.md"
     page = open_page(ui_server, "/#/e/work/ConflictDiscard.md")
     source = page.locator("#editor-source")
-    expect(source).to_have_value(re.compile("first version"))
+    expect(source).to_have_text(re.compile("first version"), use_inner_text=True)
     path.write_text("# ConflictDiscard\n\nTheir version.\n")
     source.fill("# ConflictDiscard\n\nMy version.\n")
     page.click("#save-button")
     prompt = page.locator("dialog[role=alertdialog]")
     expect(prompt).to_contain_text("This file changed on disk since you opened it")
     prompt.get_by_role("button", name="Discard my edit").click()
-    expect(source).to_have_value("# ConflictDiscard\n\nTheir version.\n")
+    expect(source).to_have_text("# ConflictDiscard\n\nTheir version.\n", use_inner_text=True)
     wait_saved(page)
     assert path.read_text() == "# ConflictDiscard\n\nTheir version.\n"
 
@@ -294,7 +294,7 @@ def test_a_file_deleted_on_disk_meanwhile_is_said_so_and_can_be_saved_again(
     ).is_success
     page = open_page(ui_server, "/#/e/work/gone/Vanishing.md")
     source = page.locator("#editor-source")
-    expect(source).to_have_value("# V\n")
+    expect(source).to_have_text("# V\n", use_inner_text=True)
     path.unlink()
     source.fill("# V\n\nMine.\n")
     page.click("#save-button")
@@ -308,14 +308,14 @@ def test_a_file_deleted_on_disk_meanwhile_is_said_so_and_can_be_saved_again(
 def test_leaving_with_unsaved_changes_asks_first(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/e/work/Guard.md")
     source = page.locator("#editor-source")
-    expect(source).to_have_value(re.compile("first version"))
+    expect(source).to_have_text(re.compile("first version"), use_inner_text=True)
     source.press("Control+End")
     page.keyboard.type("unsaved words")
     page.click(".folder-link[data-folder=other]")
     question = page.locator("dialog", has_text="Leave without saving?")
     question.get_by_role("button", name="Keep editing").click()
     expect(page).to_have_url(re.compile(r"#/e/work/Guard\.md$"))
-    expect(source).to_have_value(re.compile("unsaved words"))
+    expect(source).to_have_text(re.compile("unsaved words"), use_inner_text=True)
     page.click(".folder-link[data-folder=other]")
     page.locator("dialog", has_text="Leave without saving?").get_by_role("button", name="Leave").click()
     expect(page).to_have_url(re.compile(r"#/f/other$"))
@@ -325,7 +325,7 @@ def test_leaving_with_unsaved_changes_asks_first(ui_server: UiServer, open_page:
 def test_closing_the_tab_with_unsaved_changes_asks_first(ui_server: UiServer, open_page: OpenPage) -> None:
     page = open_page(ui_server, "/#/e/work/Guard.md")
     source = page.locator("#editor-source")
-    expect(source).to_have_value(re.compile("Guard"))
+    expect(source).to_have_text(re.compile("Guard"), use_inner_text=True)
     source.press("Control+End")
     page.keyboard.type("more")
     kinds: list[str] = []
@@ -352,7 +352,7 @@ def test_new_document_opens_in_the_editor_and_a_taken_name_offers_the_existing_o
     page.fill("#ask-subfolder", "ideas")
     page.locator("dialog").get_by_role("button", name="Create", exact=True).click()
     expect(page).to_have_url(re.compile(r"#/e/work/ideas/Fresh%20idea\.md$"))
-    expect(page.locator("#editor-source")).to_have_value("# Fresh idea\n")
+    expect(page.locator("#editor-source")).to_have_text("# Fresh idea\n", use_inner_text=True)
     assert (ui_server.docs / "work/ideas/Fresh idea.md").read_text() == "# Fresh idea\n"
     expect(page.locator(".doc-item[data-path='work/ideas/Fresh idea.md']")).to_be_visible()
 
@@ -627,3 +627,73 @@ def test_without_a_token_nothing_asks_for_one_and_the_config_has_no_header(
         expect(page.locator("#sign-out")).to_be_hidden()
     finally:
         server.stop()
+
+
+# --- diagrams, math, code; the merge of a conflict ----------------------------------------------
+
+
+def test_diagrams_math_and_code_render_with_libraries_loaded_on_first_use(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    page = open_page(ui_server, "/#/d/work/Backups.md")
+    vendored: list[str] = []
+    page.on("request", lambda request: vendored.append(request.url.partition("/vendor/")[2]))
+    expect(page.locator("#preview h1")).to_have_text("Backups")
+    assert not any(vendored)  # a page with no diagram, math or code loads none of their libraries
+    page.goto("/#/d/work/Rich.md")
+    preview = page.locator("#preview")
+    expect(preview.locator(".mermaid-diagram svg")).to_have_count(1)
+    expect(preview.locator(".mermaid-diagram")).to_contain_text("Start")
+    expect(preview.locator(".math-inline .katex")).to_have_count(1)
+    expect(preview.locator("div.math-display .katex-display")).to_have_count(1)
+    expect(preview.locator("code.language-python.hljs .hljs-keyword").first).to_have_text("def")
+    assert "codemirror.js" not in vendored  # the editor's bundle waits for the editor
+    assert {"mermaid.js", "katex.js", "katex.css", "highlight.js", "highlight.css"} <= set(vendored)
+    for name, kind in [
+        ("mermaid.js", "text/javascript"),
+        ("katex.css", "text/css"),
+        ("fonts/KaTeX_Main-Regular.woff2", "font/woff2"),
+    ]:
+        answer = ui_server.api("GET", f"/vendor/{name}")
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith(kind)
+
+
+def test_a_change_on_disk_while_editing_is_noticed_and_merged_three_ways(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    path = ui_server.docs / "work/Merge.md"
+    page = open_page(ui_server, "/#/e/work/Merge.md")
+    source = page.locator("#editor-source")
+    expect(source).to_have_text(re.compile("First paragraph"), use_inner_text=True)
+    source.fill("# Merge\n\nFirst paragraph, mine.\n\nMiddle.\n\nLast paragraph.\n")
+    path.write_text("# Merge\n\nFirst paragraph.\n\nMiddle.\n\nLast paragraph, theirs.\n")
+    # The notice comes while typing, before any save.
+    notice = page.locator("#disk-changed")
+    expect(notice).to_contain_text("This file changed on disk while you were editing it")
+    notice.get_by_role("button", name="Review and merge").click()
+    prompt = page.locator("dialog[role=alertdialog]")
+    expect(prompt.locator("#conflict-diff .diff-add")).to_have_text("+Last paragraph, theirs.")
+    expect(prompt.locator("#conflict-diff .diff-del")).to_have_text("-Last paragraph.")
+    merge = prompt.get_by_role("button", name="Merge and save")
+    expect(merge).to_be_focused()  # never "Save over it"
+    merge.click()
+    wait_saved(page)
+    assert path.read_text() == "# Merge\n\nFirst paragraph, mine.\n\nMiddle.\n\nLast paragraph, theirs.\n"
+    expect(notice).to_be_empty()
+
+    # Both sides change the same line: the merge goes into the editor with the conflict marked.
+    source.fill("# Merge\n\nFirst paragraph, mine.\n\nMiddle, mine.\n\nLast paragraph, theirs.\n")
+    path.write_text("# Merge\n\nFirst paragraph, mine.\n\nMiddle, theirs.\n\nLast paragraph, theirs.\n")
+    page.keyboard.press("Control+s")
+    prompt.get_by_role("button", name="Merge, then resolve").click()
+    expect(source).to_contain_text("<<<<<<< yours")
+    expect(source).to_contain_text(
+        "Middle, mine.||||||| when you opened itMiddle.=======Middle, theirs.>>>>>>> on disk"
+    )
+    source.fill("# Merge\n\nFirst paragraph, mine.\n\nMiddle, both.\n\nLast paragraph, theirs.\n")
+    page.keyboard.press("Control+s")
+    wait_saved(page)
+    assert (
+        path.read_text() == "# Merge\n\nFirst paragraph, mine.\n\nMiddle, both.\n\nLast paragraph, theirs.\n"
+    )

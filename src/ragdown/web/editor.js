@@ -1,12 +1,15 @@
-// The Markdown source editor: a textarea with a Write/Preview switch, Ctrl/Cmd+S to save against
-// the version that was opened, the conflict prompt when the file changed on disk meanwhile, `[[`
-// completion from the folder's documents, a question before leaving unsaved changes, and the
-// advisory lints the server answers a save with (never a refusal: the text is saved either way).
+// The Markdown source editor: CodeMirror (source.js, loaded on the first edit) with a Write/Preview
+// switch, Ctrl/Cmd+S to save against the version that was opened, a notice as soon as the file changes
+// on disk while editing, the three-way merge when it did (merge.js), `[[` completion from the folder's
+// documents, a question before leaving unsaved changes, and the advisory lints the server answers a
+// save with (never a refusal: the text is saved either way).
 
 import { api, ApiError } from "./api.js";
 import { basename, h, mount, notice, plural, relPath, spinner } from "./dom.js";
-import { choose, confirmDialog, syncPending, toast, toastDone, toastError } from "./dialogs.js";
+import { confirmDialog, syncPending, toast, toastDone, toastError } from "./dialogs.js";
+import { ChangeWatch, resolveConflict } from "./merge.js";
 import { FileCache, fillPreview } from "./preview.js";
+import { Source } from "./source.js";
 import { navigate, routes, setGuard } from "./router.js";
 import { canWrite, docsChanged, READ_KEY_HINT, readOnly } from "./state.js";
 
@@ -48,7 +51,34 @@ export async function renderEditor(main, route, { signal, pane }) {
     return {};
   }
   if (signal.aborted) return {};
-  return new Editor(main, path, folder, doc, pane).mount();
+  let source;
+  const host = h("div", { class: "source-host" });
+  const editor = new Editor(main, path, folder, doc, pane);
+  try {
+    source = await Source.create({
+      parent: host,
+      text: doc.text,
+      label: `Markdown source of ${relPath(path)}`,
+      documents: () => pane.documents(),
+      onChange: () => editor.updateState(),
+    });
+  } catch (err) {
+    mount(
+      main,
+      h(
+        "div",
+        { class: "page" },
+        h("h1", { tabindex: "-1" }, "Could not load the editor"),
+        notice("error", `The editor's script did not load: ${err.message}`),
+      ),
+    );
+    return {};
+  }
+  if (signal.aborted) {
+    source.destroy();
+    return {};
+  }
+  return editor.mount(source, host);
 }
 
 class Editor {
@@ -73,20 +103,8 @@ class Editor {
     };
   }
 
-  mount() {
-    this.textarea = h("textarea", {
-      class: "source-editor",
-      id: "editor-source",
-      "aria-label": `Markdown source of ${relPath(this.path)}`,
-      spellcheck: "false",
-      autocapitalize: "off",
-      autocomplete: "off",
-      oninput: () => {
-        this.updateState();
-        this.completion.update();
-      },
-    });
-    this.textarea.value = this.savedText;
+  mount(source, host) {
+    this.source = source;
     this.previewEl = h("article", { class: "preview editor-preview", id: "editor-preview", hidden: true });
     this.stateEl = h("span", { class: "save-state", id: "save-state", role: "status" });
     // The lints of the last save; a live region, so the list is read out when it comes.
@@ -124,8 +142,9 @@ class Editor {
       },
       "Save",
     );
-    const body = h("div", { class: "editor-body" }, this.textarea, this.previewEl);
-    this.completion = new Completion(this.textarea, body, () => this.pane.documents());
+    // Shown as soon as the file changes on disk while editing (merge.js's ChangeWatch).
+    this.changedEl = h("div", { class: "disk-changed", id: "disk-changed", "aria-live": "assertive" });
+    const body = h("div", { class: "editor-body" }, host, this.previewEl);
     mount(
       this.main,
       h(
@@ -152,6 +171,7 @@ class Editor {
             ),
           ),
         ),
+        this.changedEl,
         this.warningsEl,
         h(
           "div",
@@ -172,8 +192,8 @@ class Editor {
     window.addEventListener("keydown", this.onKeyDown, true);
     window.addEventListener("beforeunload", this.onBeforeUnload);
     setGuard(() => this.confirmLeave());
-    this.textarea.focus();
-    this.textarea.setSelectionRange(this.textarea.value.length, this.textarea.value.length);
+    this.watch = new ChangeWatch(this);
+    this.source.select(this.source.value.length);
     return { dispose: () => this.dispose() };
   }
 
@@ -181,13 +201,14 @@ class Editor {
     window.removeEventListener("keydown", this.onKeyDown, true);
     window.removeEventListener("beforeunload", this.onBeforeUnload);
     setGuard(null);
-    this.completion.close();
+    this.watch.stop();
+    this.source.destroy();
     this.files.dispose();
     if (this.previewAbort) this.previewAbort.abort();
   }
 
   dirty() {
-    return this.textarea.value !== this.savedText;
+    return this.source.value !== this.savedText;
   }
 
   updateState() {
@@ -220,14 +241,10 @@ class Editor {
     const preview = mode === "preview";
     this.writeTab.setAttribute("aria-selected", String(!preview));
     this.previewTab.setAttribute("aria-selected", String(preview));
-    this.textarea.hidden = preview;
+    this.source.dom.hidden = preview;
     this.previewEl.hidden = !preview;
-    if (preview) {
-      this.completion.close();
-      this.renderPreview();
-    } else {
-      this.textarea.focus();
-    }
+    if (preview) this.renderPreview();
+    else this.source.focus();
   }
 
   async renderPreview() {
@@ -236,7 +253,7 @@ class Editor {
     this.previewAbort = abort;
     mount(this.previewEl, spinner("Rendering…"));
     try {
-      const answer = await api.render(this.path, this.textarea.value, abort.signal);
+      const answer = await api.render(this.path, this.source.value, abort.signal);
       if (abort.signal.aborted) return;
       fillPreview(this.previewEl, answer.html || "", {
         files: this.files,
@@ -252,13 +269,14 @@ class Editor {
     if (this.saving) return;
     this.saving = true;
     this.updateState();
-    const text = this.textarea.value;
+    const text = this.source.value;
     try {
+      if (CONFLICT_MARK.test(text) && !(await this.confirmMarkers())) return;
       const answer = await api.saveDoc({ path: this.path, text, base_hash: this.hash });
       this.saved(text, answer);
     } catch (err) {
       if (err instanceof ApiError && err.status === 409 && err.code === "changed") {
-        await this.conflict(text, /was deleted since it was opened/.test(err.message || ""));
+        await resolveConflict(this, text, /was deleted since it was opened/.test(err.message || ""));
       } else {
         toastError(err, "Could not save");
       }
@@ -268,8 +286,20 @@ class Editor {
     }
   }
 
+  /** The text still holds the marks of a merge's conflict: save it so anyway? */
+  confirmMarkers() {
+    return confirmDialog({
+      title: "Save with conflict marks?",
+      message:
+        "The text still holds a merge's conflict marks (<<<<<<< … >>>>>>>). Save it with them, or keep editing to resolve them?",
+      ok: "Save with the marks",
+      cancel: "Keep editing",
+    });
+  }
+
   saved(text, answer) {
     this.hash = answer.hash;
+    this.watch.settled(answer.hash);
     this.savedText = text;
     const warnings = Array.isArray(answer.warnings)
       ? answer.warnings.filter((warning) => typeof warning === "string")
@@ -295,7 +325,7 @@ class Editor {
         title: "Dismiss",
         onclick: () => {
           mount(this.warningsEl);
-          if (this.mode === "write") this.textarea.focus();
+          if (this.mode === "write") this.source.focus();
         },
       },
       "×",
@@ -340,54 +370,16 @@ class Editor {
 
   goToLine(line) {
     if (this.mode !== "write") this.setMode("write");
-    const lines = this.textarea.value.split("\n");
-    const at = Math.min(Math.max(line, 1), lines.length) - 1;
-    const start = lines.slice(0, at).reduce((sum, text) => sum + text.length + 1, 0);
-    this.textarea.focus();
-    this.textarea.setSelectionRange(start, start + lines[at].length);
-    // Scroll the line into view, a third of the way down (measured, so wrapped lines count).
-    const point = caretPoint(this.textarea, start);
-    const top = this.textarea.scrollTop + point.top - this.textarea.clientHeight / 3;
-    this.textarea.scrollTop = Math.max(0, top);
-  }
-
-  /**
-   * The file changed on disk since it was opened (or, `gone`, was deleted): save over it (save it
-   * again), discard this edit, or keep editing.
-   */
-  async conflict(text, gone = false) {
-    const choice = await choose({
-      title: gone
-        ? "This file was deleted on disk since you opened it"
-        : "This file changed on disk since you opened it",
-      role: "alertdialog",
-      message: gone
-        ? "It was deleted elsewhere (Obsidian, an agent, git…) after you opened it. Save your text as it again, or discard your edit?"
-        : "It was saved elsewhere (Obsidian, an agent, git…) after you opened it. Save over that version, or discard your edit and load it?",
-      choices: [
-        { value: null, label: "Keep editing" },
-        { value: "discard", label: "Discard my edit", kind: "danger" },
-        { value: "overwrite", label: gone ? "Save it again" : "Save over it", kind: "primary" },
-      ],
-    });
-    if (choice === "overwrite") {
-      try {
-        const answer = await api.saveDoc({ path: this.path, text, overwrite: true });
-        this.saved(text, answer);
-      } catch (err) {
-        toastError(err, "Could not save");
-      }
-    } else if (choice === "discard") {
-      await this.reload();
-    }
+    this.source.goToLine(line);
   }
 
   async reload() {
     try {
       const doc = await api.doc(this.path);
       this.hash = doc.hash;
+      this.watch.settled(doc.hash);
       this.savedText = doc.text;
-      this.textarea.value = doc.text;
+      this.source.value = doc.text;
       this.showWarnings([]);
       this.updateState();
       if (this.mode === "preview") this.renderPreview();
@@ -395,7 +387,7 @@ class Editor {
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         toast("The file is gone from disk.", "error");
-        this.savedText = this.textarea.value;
+        this.savedText = this.source.value;
         navigate(routes.folder(this.folder), { force: true });
         return;
       }
@@ -404,192 +396,5 @@ class Editor {
   }
 }
 
-// --- [[ completion ------------------------------------------------------------------------------
-
-const OPEN_LINK = /\[\[([^[\]|#\n]*)$/;
-const MAX_SUGGESTIONS = 8;
-
-class Completion {
-  constructor(textarea, host, documents) {
-    this.textarea = textarea;
-    this.host = host;
-    this.documents = documents;
-    this.items = [];
-    this.index = 0;
-    this.list = h("ul", { class: "completion", role: "listbox", id: "link-completion", hidden: true });
-    host.append(this.list);
-    textarea.setAttribute("aria-autocomplete", "list");
-    textarea.setAttribute("aria-controls", "link-completion");
-    textarea.addEventListener("keydown", (event) => this.keyDown(event));
-    textarea.addEventListener("blur", () => setTimeout(() => this.close(), 150));
-    textarea.addEventListener("click", () => this.update());
-  }
-
-  update() {
-    const caret = this.textarea.selectionStart;
-    if (caret !== this.textarea.selectionEnd) return this.close();
-    const match = OPEN_LINK.exec(this.textarea.value.slice(Math.max(0, caret - 200), caret));
-    if (!match) return this.close();
-    this.start = caret - match[1].length;
-    this.items = suggest(this.documents(), match[1]);
-    if (!this.items.length) return this.close();
-    this.index = 0;
-    this.render();
-    this.place();
-    return undefined;
-  }
-
-  render() {
-    mount(
-      this.list,
-      this.items.map((item, index) =>
-        h(
-          "li",
-          {
-            role: "option",
-            id: `completion-${index}`,
-            "aria-selected": String(index === this.index),
-            class: index === this.index ? "selected" : undefined,
-            onmousedown: (event) => {
-              event.preventDefault();
-              this.choose(index);
-            },
-          },
-          h("span", { class: "completion-title" }, item.title),
-          h("span", { class: "completion-path" }, item.rel),
-        ),
-      ),
-    );
-    this.list.hidden = false;
-    this.textarea.setAttribute("aria-activedescendant", `completion-${this.index}`);
-  }
-
-  place() {
-    const point = caretPoint(this.textarea, this.textarea.selectionStart);
-    const top = this.textarea.offsetTop + point.top + point.height + 4;
-    const left = Math.min(this.textarea.offsetLeft + point.left, this.host.clientWidth - 280);
-    this.list.style.top = `${top}px`;
-    this.list.style.left = `${Math.max(0, left)}px`;
-  }
-
-  keyDown(event) {
-    if (this.list.hidden) return;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      event.preventDefault();
-      const step = event.key === "ArrowDown" ? 1 : -1;
-      this.index = (this.index + step + this.items.length) % this.items.length;
-      this.render();
-    } else if (event.key === "Enter" || event.key === "Tab") {
-      event.preventDefault();
-      this.choose(this.index);
-    } else if (event.key === "Escape") {
-      event.preventDefault();
-      event.stopPropagation();
-      this.close();
-    }
-  }
-
-  choose(index) {
-    const item = this.items[index];
-    if (!item) return;
-    const textarea = this.textarea;
-    const caret = textarea.selectionStart;
-    const closing = textarea.value.slice(caret, caret + 2) === "]]" ? "" : "]]";
-    textarea.setRangeText(item.link + closing, this.start, caret, "end");
-    if (!closing) {
-      const after = this.start + item.link.length + 2;
-      textarea.setSelectionRange(after, after);
-    }
-    textarea.dispatchEvent(new Event("input", { bubbles: true }));
-    this.close();
-    textarea.focus();
-  }
-
-  close() {
-    this.list.hidden = true;
-    this.textarea.removeAttribute("aria-activedescendant");
-  }
-}
-
-function stripExtension(path) {
-  return path.replace(/\.(md|markdown|mdx)$/i, "");
-}
-
-/** The folder's documents matching what follows `[[`, each with the shortest link that names it. */
-export function suggest(docs, typed) {
-  const query = typed.trim().toLowerCase();
-  const stems = new Map();
-  for (const doc of docs) {
-    const stem = basename(stripExtension(doc.path)).toLowerCase();
-    stems.set(stem, (stems.get(stem) || 0) + 1);
-  }
-  const scored = [];
-  for (const doc of docs) {
-    const rel = relPath(doc.path);
-    const stem = basename(stripExtension(rel));
-    const title = doc.title || stem;
-    const haystacks = [stem, stripExtension(rel), title, ...(doc.aliases || [])].map((text) =>
-      text.toLowerCase(),
-    );
-    let score = -1;
-    if (!query) score = 1;
-    else if (haystacks[0].startsWith(query) || haystacks[2].startsWith(query)) score = 3;
-    else if (haystacks.some((text) => text.includes(query))) score = 2;
-    if (score < 0) continue;
-    const link = stems.get(stem.toLowerCase()) === 1 ? stem : stripExtension(rel);
-    scored.push({ score, title, rel, link });
-  }
-  scored.sort((a, b) => b.score - a.score || a.rel.length - b.rel.length || a.rel.localeCompare(b.rel));
-  return scored.slice(0, MAX_SUGGESTIONS);
-}
-
-const MIRRORED = [
-  "boxSizing",
-  "width",
-  "borderTopWidth",
-  "borderRightWidth",
-  "borderBottomWidth",
-  "borderLeftWidth",
-  "paddingTop",
-  "paddingRight",
-  "paddingBottom",
-  "paddingLeft",
-  "fontStyle",
-  "fontVariant",
-  "fontWeight",
-  "fontSize",
-  "lineHeight",
-  "fontFamily",
-  "letterSpacing",
-  "wordSpacing",
-  "tabSize",
-  "textIndent",
-];
-
-/** Where the caret is inside a textarea, measured on a hidden copy of its text. */
-function caretPoint(textarea, position) {
-  const style = getComputedStyle(textarea);
-  const mirror = document.createElement("div");
-  for (const name of MIRRORED) mirror.style[name] = style[name];
-  Object.assign(mirror.style, {
-    position: "absolute",
-    visibility: "hidden",
-    whiteSpace: "pre-wrap",
-    overflowWrap: "break-word",
-    top: "0",
-    left: "-9999px",
-    overflow: "hidden",
-  });
-  mirror.textContent = textarea.value.slice(0, position);
-  const marker = document.createElement("span");
-  marker.textContent = "\u200b";
-  mirror.append(marker);
-  document.body.append(mirror);
-  const point = {
-    top: marker.offsetTop - textarea.scrollTop,
-    left: marker.offsetLeft - textarea.scrollLeft,
-    height: parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.5,
-  };
-  mirror.remove();
-  return point;
-}
+/** A line a three-way merge's conflict starts with (merge.js writes them). */
+const CONFLICT_MARK = /^<{7} /m;

@@ -7,14 +7,17 @@
 // - clicks on missing wikilinks, in-page anchors, footnotes, attachments and #tags are handled here;
 // - helpers scroll to a source line (every block has `data-line`) or a heading.
 //
-// Callouts (`<details class="callout">` when foldable) and task checkboxes need no script.
+// Callouts (`<details class="callout">` when foldable) and task checkboxes need no script; diagrams,
+// math and code highlighting are enhance.js's, each library loaded when a page first shows one.
 //
-// The server's `html` is the only HTML this UI ever assigns to innerHTML: render.py escapes the
-// document's own HTML and drops unsafe URLs.
+// The server's `html` is the only HTML this UI ever assigns to innerHTML (besides the output of
+// enhance.js's libraries: Mermaid's sanitised SVG, KaTeX's and highlight.js's markup of escaped text):
+// render.py escapes the document's own HTML and drops unsafe URLs.
 
 import { api, ApiError } from "./api.js";
 import { h } from "./dom.js";
 import { toast, toastError } from "./dialogs.js";
+import { enhance } from "./enhance.js";
 import { routes, navigate } from "./router.js";
 
 const MEDIA = "img[data-file], audio[data-file], video[data-file]";
@@ -88,6 +91,7 @@ export function fillPreview(container, html, options) {
   container.replaceChildren(inertFragment(html));
   container.classList.add("markdown");
   loadMedia(container, options.files);
+  enhance(container, options.signal);
   expandEmbeds(container, options, options.depth || 0, new Set(options.path ? [options.path] : []));
   if (!previewOptions.has(container)) {
     container.addEventListener("click", (event) => onClick(event, container, previewOptions.get(container)));
@@ -131,6 +135,7 @@ async function expandEmbeds(root, options, depth, chain) {
         body.replaceChildren(section || fragment);
       }
       loadMedia(body, options.files);
+      enhance(body, options.signal);
       await expandEmbeds(body, options, depth + 1, new Set([...chain, key]));
     } catch (err) {
       if (err && err.name === "AbortError") return;
