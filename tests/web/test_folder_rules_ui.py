@@ -82,6 +82,7 @@ def test_exclude_patterns_and_index_md_are_saved_and_excluded_documents_leave_th
         },
     )
     page = open_page(ui_server, "/#/f/rules/settings")
+    page.locator(".tree-toggle[data-dir='drafts']").click()  # the folder tree: a subfolder opens on a click
     for path in ("rules/Keep.md", "rules/drafts/Wip.md", "rules/Scratch.tmp.md"):
         expect(listed(page, path)).to_have_count(1)
     expect(page.locator("#files-heading")).to_have_text("Which files count")

@@ -387,6 +387,11 @@ def schema() -> list[dict[str, Any]]:
     return [s.as_json() for s in SETTINGS if "server" in s.where]
 
 
+def folder_schema() -> list[dict[str, Any]]:
+    """The settings only a folder has (its quotas), for the web UI's folder settings form."""
+    return [s.as_json() for s in SETTINGS if "server" not in s.where and "folder" in s.where]
+
+
 def validate_notes_dir(value: str) -> str:
     """`RAGDOWN_NOTES_DIR`: relative, no `..`, no dot-folder, no `node_modules`, no NUL; `.` is the root."""
     try:

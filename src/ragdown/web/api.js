@@ -17,6 +17,12 @@ export class ApiError extends Error {
 }
 
 let unauthorizedHandler = null;
+let reachHandler = null;
+
+/** Registers `handler(reachable)`, told after each request whether the server answered at all. */
+export function onReachability(handler) {
+  reachHandler = handler;
+}
 let pendingLogin = null;
 // The token when localStorage is unavailable (disabled storage): it then lasts as long as the page.
 let memoryToken = "";
@@ -94,8 +100,10 @@ export async function request(method, path, { query, body, raw = false, auth: wa
       response = await fetch(url, init);
     } catch (err) {
       if (err && err.name === "AbortError") throw err;
+      if (reachHandler) reachHandler(false);
       throw new ApiError(0, "The server cannot be reached.");
     }
+    if (reachHandler) reachHandler(true);
     if (response.status === 401 && auth === "optional" && token && attempt === 0) {
       auth = false; // an open route: asked again as anyone
       continue;
@@ -139,6 +147,7 @@ export const api = {
   saveDoc: (body) => request("POST", "/api/doc", { body }),
   deleteDoc: (path) => request("DELETE", "/api/doc", { query: { path } }),
   render: (path, text, signal) => request("POST", "/api/render", { body: { path, text }, signal }),
+  // Without `folder`, one search over every folder the caller sees, ranked together.
   search: (params, signal) => request("GET", "/api/search", { query: params, signal }),
   resolve: (from, link) => request("GET", "/api/resolve", { query: { from, link } }),
   move: (from, to) => request("POST", "/api/move", { body: { from, to } }),

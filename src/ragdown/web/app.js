@@ -3,12 +3,12 @@
 // with optional `dispose()` (called when it is left), `onState()` (the shared state changed) and
 // `focusTarget` (the id to focus instead of the page heading).
 
-import { ApiError, getToken, onUnauthorized, setToken, tokenWorks } from "./api.js";
+import { ApiError, getToken, onReachability, onUnauthorized, setToken, tokenWorks } from "./api.js";
 import { badge, byId, fmtNumber, h, isTyping, mount, notice, plural } from "./dom.js";
-import { askToken, toastError } from "./dialogs.js";
+import { askToken, closeTransient, toastError } from "./dialogs.js";
 import { renderEditor } from "./editor.js";
 import { FolderPane } from "./folder-pane.js";
-import { reload, routes, startRouter } from "./router.js";
+import { navigate, reload, routes, startRouter } from "./router.js";
 import {
   isAdmin,
   READ_KEY_HINT,
@@ -27,6 +27,7 @@ import { createFolder, folderBadges, renderHome } from "./view-home.js";
 import { renderSettings } from "./view-settings.js";
 import { renderUsage } from "./view-usage.js";
 import { renderKeys } from "./view-keys.js";
+import { renderSearch } from "./view-search.js";
 
 const STATUS_POLL_MS = 10000;
 const BUSY_POLL_MS = 2000;
@@ -41,6 +42,7 @@ const VIEWS = {
   settings: renderSettings,
   usage: renderUsage,
   keys: renderKeys,
+  search: renderSearch,
   "not-found": renderNotFound,
 };
 
@@ -73,6 +75,7 @@ function renderNotFound(host) {
 async function show(next) {
   if (view && view.dispose) view.dispose();
   if (viewAbort) viewAbort.abort();
+  closeTransient();
   view = null;
   const abort = new AbortController();
   viewAbort = abort;
@@ -91,6 +94,7 @@ async function show(next) {
     pane.hide();
   }
   byId("workspace").classList.toggle("with-pane", Boolean(next.folder));
+  document.body.classList.toggle("doc-open", next.name === "doc" || next.name === "edit");
   drawSidebar();
   drawNav();
 
@@ -248,6 +252,9 @@ function drawBanner(gone = dismissed()) {
   const embedder = !readOnly();
   // [kind, lead, text, link to the embedder setting, dismissable]
   const messages = [
+    unreachable
+      ? ["error", "The server cannot be reached: ", "what is shown may be out of date; trying again…", false, false]
+      : null,
     status.error ? ["error", "The index cannot open: ", status.error, false, false] : null,
     status.embedder_error
       ? ["error", "The embedder cannot load: ", status.embedder_error, embedder, false]
@@ -299,6 +306,20 @@ subscribe(() => {
   if (view && view.onState) view.onState();
 });
 
+// Whether the last request found no server at all: a banner says so until one is answered again.
+let unreachable = false;
+let pollTimer = null;
+
+function setReachable(reachable) {
+  if (unreachable === !reachable) return;
+  unreachable = !reachable;
+  drawBanner();
+  if (unreachable) {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(pollStatus, BUSY_POLL_MS);
+  }
+}
+
 async function pollStatus() {
   const before = state.status;
   let delay = STATUS_POLL_MS;
@@ -311,9 +332,11 @@ async function pollStatus() {
     if (before && !before.ready && status.ready && route && route.name !== "edit") reload();
     if (!status.ready || status.syncing) delay = BUSY_POLL_MS;
   } catch {
-    // The server is away: keep what is shown, try again later.
+    // The server is away (the banner says so): keep what is shown, try again soon.
+    if (unreachable) delay = BUSY_POLL_MS;
   } finally {
-    setTimeout(pollStatus, delay);
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(pollStatus, delay);
   }
 }
 
@@ -324,6 +347,12 @@ function wireShell() {
     main.focus();
   });
   byId("new-folder").addEventListener("click", createFolder);
+  const search = byId("global-search");
+  byId("global-search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = search.value.trim();
+    if (query) navigate(routes.search(query));
+  });
   byId("sign-out").addEventListener("click", () => {
     setToken("");
     window.location.reload();
@@ -363,7 +392,8 @@ async function boot() {
     if (!(err instanceof ApiError)) throw err;
     toastError(err, "Could not list the folders");
   }
-  setTimeout(pollStatus, status.ready && !status.syncing ? STATUS_POLL_MS : BUSY_POLL_MS);
+  onReachability(setReachable);
+  pollTimer = setTimeout(pollStatus, status.ready && !status.syncing ? STATUS_POLL_MS : BUSY_POLL_MS);
   startRouter(show);
 }
 

@@ -18,6 +18,7 @@ function openDialog(dialog, { cancellable = true } = {}) {
       if (cancellable) finish(null);
     });
     dialog.finish = finish;
+    if (cancellable) dialog.dataset.transient = "";
     dialog.showModal();
     const focus =
       dialog.querySelector("[autofocus]") || dialog.querySelector("input, textarea, button.primary, button");
@@ -182,6 +183,22 @@ export function askToken({ reason, check }) {
   return openDialog(dialog, { cancellable: false });
 }
 
+/**
+ * The page changed: open dialogs that may be cancelled are (the sign-in one stays), and so are the
+ * toasts, but for one made just now by what changed the page (a "Saved" before the editor opens the
+ * document): it stays for that page, and goes at the next change.
+ */
+export function closeTransient() {
+  for (const dialog of document.querySelectorAll("dialog[data-transient]")) dialog.finish(null);
+  const now = Date.now();
+  for (const item of [...byId("toasts").children]) {
+    if (item.dataset.moved || now - Number(item.dataset.made || 0) > TOAST_CARRIED_MS) item.remove();
+    else item.dataset.moved = "1";
+  }
+}
+
+const TOAST_CARRIED_MS = 1500;
+
 /** A short message in the corner; kind is "info", "success" or "error". */
 export function toast(message, kind = "info", timeout = 4000) {
   const host = byId("toasts");
@@ -195,6 +212,7 @@ export function toast(message, kind = "info", timeout = 4000) {
       "×",
     ),
   );
+  item.dataset.made = String(Date.now());
   host.append(item);
   if (timeout) setTimeout(() => item.remove(), kind === "error" ? timeout * 2 : timeout);
   return item;

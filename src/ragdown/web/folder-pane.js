@@ -5,20 +5,18 @@
 import { api, ApiError } from "./api.js";
 import {
   badge,
-  basename,
   dirname,
-  fmtDay,
   h,
-  hitSimilarity,
   mount,
   notice,
-  plainText,
   plural,
   relPath,
   spinner,
   tagChips,
 } from "./dom.js";
 import { ask, choose, toast, toastDone, toastError } from "./dialogs.js";
+import { DocTree } from "./doc-tree.js";
+import { hitItem } from "./snippet.js";
 import { navigate, routes } from "./router.js";
 import { canWrite, docsChanged, folderByName, writeAction } from "./state.js";
 
@@ -37,6 +35,8 @@ export class FolderPane {
     this.searchTimer = null;
     this.searchAbort = null;
     this.listAbort = null;
+    this.tree = new DocTree({ onTag: (tag) => this.setTag(tag) });
+    this.skipped = [];
     window.addEventListener("ragdown:docs-changed", (event) => {
       if (this.folder && event.detail.folder === this.folder) this.loadDocs();
     });
@@ -48,6 +48,7 @@ export class FolderPane {
     if (folder !== this.folder) {
       this.folder = folder;
       this.docs = null;
+      this.tree = new DocTree({ onTag: (tag) => this.setTag(tag) });
       this.query = "";
       this.tag = tag || "";
       this.hits = null;
@@ -228,6 +229,7 @@ export class FolderPane {
       const answer = await api.docs(folder, abort.signal);
       if (abort.signal.aborted || folder !== this.folder) return;
       this.docs = (answer.docs || []).sort((a, b) => a.path.localeCompare(b.path));
+      this.skipped = answer.skipped || [];
       this.docsError = null;
     } catch (err) {
       if (err.name === "AbortError") return;
@@ -278,11 +280,15 @@ export class FolderPane {
   setActive(path, line = this.activeLine) {
     this.activePath = path;
     this.activeLine = line || null;
+    if (path && this.hits === null && this.docs && !this.tree.hasEntry(path)) this.tree.reveal(path);
     for (const item of this.resultsEl.querySelectorAll("[data-path]")) {
       const isHit = item.dataset.line !== undefined;
       const same = item.dataset.path === path && (!isHit || item.dataset.line === String(this.activeLine));
       item.classList.toggle("active", same);
-      if (same) item.setAttribute("aria-current", "page");
+      if (same) {
+        item.setAttribute("aria-current", "page");
+        scrollWithin(this.resultsEl, item);
+      }
       else item.removeAttribute("aria-current");
     }
   }
@@ -308,31 +314,9 @@ export class FolderPane {
       h(
         "ol",
         { class: "hit-list", "aria-label": "Search results" },
-        hits.map((hit) => {
-          const crumb = plainText(hit.breadcrumb || [hit.title, hit.heading].filter(Boolean).join(" › "));
-          return h(
-            "li",
-            {},
-            h(
-              "a",
-              {
-                class: "hit",
-                href: routes.doc(hit.path, { line: hit.start_line, end: hit.end_line }),
-                dataset: { path: hit.path, line: hit.start_line },
-              },
-              h("span", { class: "hit-crumb" }, crumb || hit.title || relPath(hit.path)),
-              h(
-                "span",
-                { class: "hit-meta" },
-                h("span", { class: "hit-lines" }, `${relPath(hit.path)}:${hit.start_line}-${hit.end_line}`),
-                hitSimilarity(hit.similarity),
-                hit.created_by ? badge("agent", "agent", `Written by ${hit.created_by}`) : null,
-              ),
-              h("span", { class: "hit-text" }, snippetOf(hit.text)),
-            ),
-            tagChips(hit.tags, (tag) => this.setTag(tag)),
-          );
-        }),
+        hits.map((hit) =>
+          hitItem(hit, { query: this.query || this.tag, onTag: (tag) => this.setTag(tag), tagChips }),
+        ),
       ),
     ];
   }
@@ -353,42 +337,34 @@ export class FolderPane {
             "New document",
           ),
         ),
+        this.renderSkipped(),
       );
     }
-    return [
-      h("p", { class: "pane-count" }, plural(docs.length, "document")),
+    const treeHost = h("div", { class: "doc-tree-host" });
+    this.tree.render(treeHost, docs, this.activePath);
+    return [h("p", { class: "pane-count" }, plural(docs.length, "document")), treeHost, this.renderSkipped()];
+  }
+
+  /** The files the index left out (too large, not UTF-8, binary), each with its reason. */
+  renderSkipped() {
+    if (!this.skipped.length) return null;
+    return h(
+      "details",
+      { class: "skipped-files", id: "skipped-files" },
+      h("summary", {}, `${plural(this.skipped.length, "file")} not indexed`),
       h(
         "ul",
-        { class: "doc-list", "aria-label": "Documents" },
-        docs.map((doc) =>
+        {},
+        this.skipped.map((item) =>
           h(
             "li",
-            {},
-            h(
-              "a",
-              {
-                class: ["doc-item", doc.superseded_by && doc.superseded_by.length && "superseded"],
-                href: routes.doc(doc.path),
-                dataset: { path: doc.path },
-                title: doc.description || undefined,
-              },
-              h("span", { class: "doc-title" }, doc.title || basename(doc.path)),
-              h(
-                "span",
-                { class: "doc-meta" },
-                h("span", { class: "doc-path" }, relPath(doc.path)),
-                doc.superseded_by && doc.superseded_by.length
-                  ? badge("superseded", "superseded", `Superseded by ${doc.superseded_by.join(", ")}`)
-                  : null,
-                doc.created_by ? badge("agent", "agent", `Written by ${doc.created_by}`) : null,
-                h("span", { class: "doc-date" }, fmtDay(doc.mtime_ms)),
-              ),
-            ),
-            tagChips(doc.tags, (tag) => this.setTag(tag)),
+            { dataset: { path: item.path } },
+            h("span", { class: "doc-path" }, relPath(item.path)),
+            h("span", { class: "skip-reason" }, item.reason),
           ),
         ),
       ),
-    ];
+    );
   }
 
   async upload(files) {
@@ -440,10 +416,12 @@ export class FolderPane {
   }
 }
 
-/** A hit's text as a reader sees it (no Markdown markers, wikilinks by their label), cut short. */
-function snippetOf(text) {
-  const flat = plainText(text);
-  return flat.length > 220 ? `${flat.slice(0, 220)}…` : flat;
+/** Scrolls `box` (only: never the page, where the pane sits under the document on a phone) to show `item`. */
+function scrollWithin(box, item) {
+  const outer = box.getBoundingClientRect();
+  const inner = item.getBoundingClientRect();
+  if (inner.top < outer.top) box.scrollTop -= outer.top - inner.top;
+  else if (inner.bottom > outer.bottom) box.scrollTop += Math.min(inner.bottom - outer.bottom, inner.top - outer.top);
 }
 
 /** A file name from a title: no path separators or characters that break wikilinks. */

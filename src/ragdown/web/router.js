@@ -7,6 +7,7 @@
 //   #/f/<folder>/trash      a folder's deleted documents
 //   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading (&history=1: its History open)
 //   #/e/<path>              the editor
+//   #/search?q=&folder=     one search over every folder (narrowed to one by a facet)
 //   #/settings, #/usage     server settings, the query log
 //   #/keys                  Settings → Keys: the scoped API keys
 //
@@ -43,6 +44,7 @@ export function parseRoute(hash) {
   if ((head === "d" || head === "e") && rest.length >= 2) {
     return { name: head === "d" ? "doc" : "edit", folder: rest[0], path: rest.join("/"), query };
   }
+  if (head === "search" && rest.length === 0) return { name: "search", query };
   if (head === "settings" && rest.length === 0) return { name: "settings", query };
   if (head === "usage" && rest.length === 0) return { name: "usage", query };
   if (head === "keys" && rest.length === 0) return { name: "keys", query };
@@ -64,6 +66,11 @@ export const routes = {
     return `#/d/${encodePath(path)}${tail ? `?${tail}` : ""}`;
   },
   edit: (path) => `#/e/${encodePath(path)}`,
+  search: (q, folder = "") => {
+    const query = new URLSearchParams({ q });
+    if (folder) query.set("folder", folder);
+    return `#/search?${query}`;
+  },
   settings: () => "#/settings",
   usage: () => "#/usage",
   keys: () => "#/keys",
@@ -73,6 +80,14 @@ let current = null;
 let guard = null;
 let bypass = false;
 let onRoute = null;
+// Where this page's entry sits in the tab's history: each entry is stamped with its position, so a
+// guard that says no to Back (or Forward) returns to the entry it left instead of writing the
+// editor's address over the one Back went to.
+let position = typeof history.state?.ragdown === "number" ? history.state.ragdown : 0;
+
+function stamp(hash) {
+  history.replaceState({ ragdown: position }, "", hash);
+}
 
 /** `check()` returns true (or a Promise of true) when leaving is fine. Pass null to remove. */
 export function setGuard(check) {
@@ -82,7 +97,7 @@ export function setGuard(check) {
 export function navigate(hash, { replace = false, force = false } = {}) {
   if (force) bypass = true;
   if (replace) {
-    history.replaceState(null, "", hash);
+    stamp(hash);
     handleChange();
   } else if (window.location.hash === hash) {
     handleChange(true);
@@ -96,7 +111,7 @@ export function navigate(hash, { replace = false, force = false } = {}) {
  * (the document's History), so a reload or a copied link shows it the same way.
  */
 export function replaceQuietly(hash) {
-  history.replaceState(null, "", hash);
+  stamp(hash);
   current = hash;
 }
 
@@ -123,17 +138,32 @@ export function currentHash() {
 async function handleChange(again = false) {
   const hash = window.location.hash || "#/";
   if (hash === current && !again) return;
+  const at = typeof history.state?.ragdown === "number" ? history.state.ragdown : null;
   if (guard && !bypass && current !== null && hash !== current) {
-    const target = hash;
-    history.replaceState(null, "", current);
-    const leave = await guard();
-    if (!leave) return;
-    bypass = true;
-    window.location.hash = target;
-    return;
+    if (at !== null && at !== position) {
+      // Back or Forward to an entry of this tab: it stays as it is; a no goes back to the editor's.
+      const leave = await guard();
+      if (!leave) {
+        history.go(position - at);
+        return;
+      }
+    } else {
+      const target = hash;
+      history.replaceState(null, "", current);
+      const leave = await guard();
+      if (!leave) return;
+      bypass = true;
+      window.location.hash = target;
+      return;
+    }
   }
   bypass = false;
   current = hash;
+  if (at !== null) position = at;
+  else if (!again || history.state === null) {
+    position += 1;
+    stamp(hash);
+  }
   if (onRoute) await onRoute(parseRoute(hash));
 }
 

@@ -7,7 +7,8 @@ import { ask, choose, confirmDialog, toastDone, toastError } from "./dialogs.js"
 import { newDocument } from "./folder-pane.js";
 import { HistoryPanel, historyEnabled, restoredText, restoreVersion, timeText } from "./history.js";
 import { mountOutline } from "./outline.js";
-import { FileCache, fillPreview, scrollToHeading, scrollToLine } from "./preview.js";
+import { blockAtLine, FileCache, fillPreview, scrollToHeading, scrollToLine } from "./preview.js";
+import { keepInView } from "./scroll-keep.js";
 import { navigate, reload, routes, setQueryQuietly } from "./router.js";
 import { canWrite, docsChanged, readOnly, writeAction } from "./state.js";
 
@@ -192,7 +193,7 @@ export async function renderDoc(main, route, { signal, pane }) {
   const line = Number(route.query.get("line"));
   const end = Number(route.query.get("end")) || line;
   const heading = route.query.get("h");
-  if (line > 0) scrollToLine(preview, line, end);
+  if (line > 0 && scrollToLine(preview, line, end)) keepInView(preview, blockAtLine(preview, line), signal);
   else if (heading) scrollToHeading(preview, heading);
 
   const outline = mountOutline(outlineEl, { path, preview, signal });

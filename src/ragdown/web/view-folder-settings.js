@@ -1,6 +1,6 @@
 // A folder's settings (its `.ragdown.json`): title, the MCP switch and its tool set, which files
-// count (include / exclude patterns), the index.md upkeep, the hook's defaults, Copy MCP config,
-// rename and delete. Under RAGDOWN_READ_ONLY the settings still change; rename and delete do not.
+// count (include / exclude patterns), the index.md upkeep, the hook's defaults, the quotas
+// (folder-quota.js), Copy MCP config, rename and delete. Under RAGDOWN_READ_ONLY the settings still change; rename and delete do not.
 
 import { api } from "./api.js";
 import { mcpConfigBlock } from "./connect.js";
@@ -17,6 +17,7 @@ import {
   state,
   updateFolder,
 } from "./state.js";
+import { quotaSection } from "./folder-quota.js";
 import { HOOK_FIELDS, markInvalid, minScoreWarning, parseSetting, settingControl } from "./view-settings.js";
 
 export async function renderFolderSettings(main, route, { signal }) {
@@ -57,6 +58,7 @@ export async function renderFolderSettings(main, route, { signal }) {
         filesSection(),
         indexMdSection(),
         hookSection(),
+        quotaSection(folder, patch, draw),
         readOnly() || !isAdmin() ? null : renameSection(),
         readOnly() || !isAdmin() ? null : deleteSection(),
       ),

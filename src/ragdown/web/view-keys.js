@@ -112,6 +112,16 @@ function createForm(made) {
     h("option", { value: "read" }, "read"),
     h("option", { value: "write" }, "read and write"),
   );
+  // As the CLI's --expires-days: empty is a key that never expires.
+  const expires = h("input", {
+    id: "key-expires",
+    type: "number",
+    min: "1",
+    max: "3650",
+    step: "1",
+    placeholder: "never",
+    inputmode: "numeric",
+  });
   const every = h("input", { id: "key-all", type: "checkbox" });
   const boxes = state.folders.map((folder) =>
     h("input", { type: "checkbox", value: folder.name, dataset: { folder: folder.name } }),
@@ -139,10 +149,24 @@ function createForm(made) {
           error.hidden = false;
           return;
         }
+        const days = expires.value.trim();
+        if (days && !(Number.isInteger(Number(days)) && Number(days) >= 1 && Number(days) <= 3650)) {
+          error.textContent = "Expires after: give a whole number of days from 1 to 3650, or leave it empty.";
+          error.hidden = false;
+          expires.focus();
+          return;
+        }
+        const expiresAt = days ? Math.floor(Date.now() / 1000) + Number(days) * 86400 : undefined;
         try {
-          const answer = await api.createKey({ name: name.value.trim(), folders, role: role.value });
+          const answer = await api.createKey({
+            name: name.value.trim(),
+            folders,
+            role: role.value,
+            expires_at: expiresAt,
+          });
           showSecret(made, answer.key, answer.secret);
           name.value = "";
+          expires.value = "";
         } catch (err) {
           error.textContent = err.message;
           error.hidden = false;
@@ -152,6 +176,13 @@ function createForm(made) {
     h("h2", {}, "New key"),
     h("label", { class: "field", for: "key-name" }, h("span", { class: "field-label" }, "Name"), name),
     h("label", { class: "field", for: "key-role" }, h("span", { class: "field-label" }, "Role"), role),
+    h(
+      "label",
+      { class: "field", for: "key-expires" },
+      h("span", { class: "field-label" }, "Expires after (days)"),
+      expires,
+      h("span", { class: "field-help" }, "Leave it empty for a key that never expires."),
+    ),
     h(
       "fieldset",
       { class: "field" },

@@ -191,6 +191,7 @@ class Api:
             "saved": rt.saved,
             "env": env.environment(),
             "schema": config.schema(),
+            "folder_schema": config.folder_schema(),
             "toolset": env.toolset or "ragdown",  # RAGDOWN_TOOLSET: the tool set of folders without their own
         }
 

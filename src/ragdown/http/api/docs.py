@@ -60,8 +60,15 @@ async def get_docs(api: Api, request: Request) -> Response:
     else:
         flt = FileFilter(folders=tuple(api.folders(request)), hide_superseded=False)
     files = await asyncio.to_thread(store.list_files, flt)
+    skipped = await asyncio.to_thread(store.skipped_files, flt)
     superseded = store.superseded_by()
-    return ok({"docs": [_doc_json(d, superseded) for d in files]})
+    return ok(
+        {
+            "docs": [_doc_json(d, superseded) for d in files],
+            # The files the index left out (too large, not UTF-8, binary), with the reason.
+            "skipped": [{"path": path, "reason": reason} for path, reason in skipped],
+        }
+    )
 
 
 def _file_url(path: str) -> str:
