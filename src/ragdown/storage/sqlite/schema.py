@@ -133,14 +133,23 @@ def write_properties(conn: sqlite3.Connection, file_id: int, doc: Document) -> N
     )
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+# Page cache per connection, in KiB: the writer's is large (a sync's inserts and FTS merges reuse pages); a
+# reader's is small, as every thread that searches gets a reader of its own and the OS caches the file
+# anyway. No connection maps the file (`mmap_size=0`): mapped pages a query touched count in the process's
+# VmRSS until it ends, so at 10,000 notes a server that had searched held ~380 MB of the index's file in
+# its memory figures (section 24 of docs/benchmarks.md); read through the page cache, they do not.
+WRITER_CACHE_KIB = 65536
+READER_CACHE_KIB = 8192
+
+
+def connect(path: Path, *, readonly: bool = False, reader: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30.0)
     conn.execute("PRAGMA busy_timeout=30000")
     if not readonly:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-65536")
-    conn.execute("PRAGMA mmap_size=268435456")
+    conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB if reader else WRITER_CACHE_KIB}")
+    conn.execute("PRAGMA mmap_size=0")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.create_function(LEXICAL_SQL_FUNCTION, 1, lexical_text, deterministic=True)
     return conn

@@ -96,7 +96,7 @@ class Store:
         if conn is None:
             if not self.path.exists():
                 raise StoreError(f"no index at {self.path} yet: start the primary to build it")
-            conn = connect(self.path, readonly=not self.writable)
+            conn = connect(self.path, readonly=not self.writable, reader=True)
             if not self.writable and not has_schema(conn):  # the primary is still creating it
                 conn.close()
                 raise StoreError(f"the index at {self.path} is still being created by the primary: try again")
@@ -561,6 +561,10 @@ class Store:
             if not rows:
                 return
             yield rows
+
+    def vector_bytes_after(self, conn: sqlite3.Connection, after_id: int) -> int:
+        row = conn.execute("SELECT sum(length(emb)) FROM vecs WHERE id > ?", (after_id,)).fetchone()
+        return int(row[0] or 0)
 
     def deleted_after(self, conn: sqlite3.Connection, after_seq: int) -> tuple[list[int], int]:
         rows = conn.execute(

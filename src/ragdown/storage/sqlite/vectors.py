@@ -40,6 +40,7 @@ class MatrixSource(Protocol):
     def vectors_after(
         self, conn: sqlite3.Connection, after_id: int
     ) -> Iterator[list[tuple[int, int, bytes]]]: ...
+    def vector_bytes_after(self, conn: sqlite3.Connection, after_id: int) -> int: ...
     def superseded_by(self) -> dict[str, list[str]]: ...
     def file_ids(self, flt: FileFilter) -> list[int]: ...
 
@@ -93,6 +94,12 @@ class DenseMatrix:
                     deleted: list[int] = []
                 else:
                     deleted, self._last_seq = self._store.deleted_after(conn, self._last_seq)
+                # The rows to come are counted first and the matrix grown once to hold them: grown batch by
+                # batch (by half again each time), a first load ended up to a half larger than its rows, and
+                # each step held the old and the new copy at once. A first load gets exactly its rows; a
+                # later refresh keeps the slack, so one write does not copy the whole matrix.
+                count = self._store.vector_bytes_after(conn, self._last_id) // (4 * self.dim)
+                self._reserve(count, slack=self._n > 0)
                 for rows in self._store.vectors_after(conn, self._last_id):
                     self._append(rows)
             self._mark_dead(deleted)
@@ -107,22 +114,32 @@ class DenseMatrix:
         self._alive = np.empty(0, dtype=np.bool_)
         self._n = self._dead = self._extra = self._last_id = self._last_seq = 0
 
+    @property
+    def capacity(self) -> int:
+        """Rows the matrix has room for (its memory), live or not."""
+        return int(self._mat.shape[0])
+
+    def _reserve(self, count: int, slack: bool = False) -> None:
+        """Room for `count` more rows; with `slack`, grown by half its size at least (appends come in batches)."""
+        need = self._n + count
+        if need <= self._mat.shape[0]:
+            return
+        cap = max(need, int(self._mat.shape[0] * 1.5) + 1024) if slack else need
+        mat = np.empty((cap, self.dim), dtype=np.float32)
+        mat[: self._n] = self._mat[: self._n]
+        ids = np.zeros(cap, dtype=np.int64)
+        ids[: self._n] = self._ids[: self._n]
+        fids = np.zeros(cap, dtype=np.int64)
+        fids[: self._n] = self._file_ids[: self._n]
+        alive = np.zeros(cap, dtype=np.bool_)
+        alive[: self._n] = self._alive[: self._n]
+        self._mat, self._ids, self._file_ids, self._alive = mat, ids, fids, alive
+
     def _append(self, rows: list[tuple[int, int, bytes]]) -> None:
         width = 4 * self.dim
         per_chunk = [len(r[2]) // width for r in rows]
         count = sum(per_chunk)
-        need = self._n + count
-        if need > self._mat.shape[0]:
-            cap = max(need, int(self._mat.shape[0] * 1.5) + 1024)
-            mat = np.empty((cap, self.dim), dtype=np.float32)
-            mat[: self._n] = self._mat[: self._n]
-            ids = np.zeros(cap, dtype=np.int64)
-            ids[: self._n] = self._ids[: self._n]
-            fids = np.zeros(cap, dtype=np.int64)
-            fids[: self._n] = self._file_ids[: self._n]
-            alive = np.zeros(cap, dtype=np.bool_)
-            alive[: self._n] = self._alive[: self._n]
-            self._mat, self._ids, self._file_ids, self._alive = mat, ids, fids, alive
+        self._reserve(count, slack=True)
         block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(count, self.dim)
         end = self._n + count
         self._mat[self._n : end] = block
