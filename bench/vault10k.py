@@ -1,4 +1,4 @@
-"""A synthetic vault of realistic notes (10,000 by default), for the figures at scale (section 24).
+"""A synthetic vault of realistic notes (10,000 by default), for the figures at scale (docs/benchmarks.md section 28).
 
     .venv/bin/python bench/vault10k.py OUT_DIR [--notes 10000] [--seed 24] [--questions N]
 

@@ -137,7 +137,7 @@ def write_properties(conn: sqlite3.Connection, file_id: int, doc: Document) -> N
 # reader's is small, as every thread that searches gets a reader of its own and the OS caches the file
 # anyway. No connection maps the file (`mmap_size=0`): mapped pages a query touched count in the process's
 # VmRSS until it ends, so at 10,000 notes a server that had searched held ~380 MB of the index's file in
-# its memory figures (section 24 of docs/benchmarks.md); read through the page cache, they do not.
+# its memory figures (section 28 of docs/benchmarks.md); read through the page cache, they do not.
 WRITER_CACHE_KIB = 65536
 READER_CACHE_KIB = 8192
 
