@@ -84,6 +84,9 @@ class ToolSpec(Generic[A, C]):
     # How a failure is said: None is ragdown's own (the message as an `isError` result); a tool set may
     # answer its own shape (MarkIndex's JSON envelope) or raise `ProtocolError` (hallouminate's JSON-RPC codes).
     failure: FailureStyle | None = None
+    # A tool that sends document text to a model (MarkIndex's `retrieve`): listed and accepted only where a
+    # model is configured for the server (`RAGDOWN_LLM_MODEL`; `catalog.visible_tools`).
+    needs_model: bool = False
 
     @property
     def writes(self) -> bool:

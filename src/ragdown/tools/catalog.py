@@ -54,7 +54,8 @@ def visible_tools(
 ) -> list[AnyTool]:
     """The tools an endpoint lists and accepts: those that change anything only when writable (by their
     annotations, in every tool set: read-only mode, a read key), the admin's only for the admin, minus the
-    disabled ones. A tool left out is refused as an unknown one. `access` None: stdio, the local user."""
+    disabled ones, and one that needs a model where none is configured. A tool left out is refused as an
+    unknown one. `access` None: stdio, the local user."""
     read_only = settings.read_only or (access is not None and not access.can_write)
     admin = access is None or access.is_admin
     return [
@@ -63,6 +64,7 @@ def visible_tools(
         if not (read_only and t.writes)
         and (admin or t.name not in ADMIN_TOOLS)
         and t.name not in settings.disabled_tools
+        and (settings.llm_model or not t.needs_model)
     ]
 
 

@@ -62,8 +62,10 @@ def _ragdown() -> ToolSet:
 
 def _markindex() -> ToolSet:
     from ragdown.toolsets import markindex
+    from ragdown.toolsets.markindex_retrieve import RETRIEVE
 
-    return ToolSet("markindex", markindex.TOOLS, lambda _title: markindex.INSTRUCTIONS)
+    # `retrieve` is listed only where a model is configured (`ToolSpec.needs_model`).
+    return ToolSet("markindex", (*markindex.TOOLS, RETRIEVE), lambda _title: markindex.INSTRUCTIONS)
 
 
 def _readmedb() -> ToolSet:
