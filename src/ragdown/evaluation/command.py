@@ -11,6 +11,10 @@ reported overall, per type and per language (a question's `lang` / `language`, e
 Hangul `ko`, Han `zh`, otherwise `en`), with the evidence: the lines the top-k hits cite, and the share of
 them inside the gold range (evidence precision). `--max-evidence-lines N`: a hit over N lines does not count
 as a hit (`grade.py --max-span N`); the evidence still counts its lines.
+
+`--mode agent --model P:M` (MarkIndex's agent mode; `evaluation/agent.py`): a model walks the markindex tools
+for each question (`retrieve`, at most `--max-steps` calls and `--max-input-tokens`, `--rpm` / `--tpm` shared
+by the whole run) and its evidence is graded, with hit rate, steps and tokens overall and per language.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ragdown.core.config import Settings
 from ragdown.evaluation.metrics import (
@@ -36,7 +40,10 @@ from ragdown.evaluation.metrics import (
     grade,
     write_results,
 )
-from ragdown.evaluation.questions import load_questions
+from ragdown.evaluation.questions import Question, load_questions
+
+if TYPE_CHECKING:
+    from ragdown.evaluation.agent import AgentRun
 
 DEFAULT_TOP_K = 10
 
@@ -55,7 +62,27 @@ def add_parser(sub: Any) -> None:
         "--mode",
         choices=(*MODES, "bm25", "agent"),
         default="hybrid",
-        help="bm25: MarkIndex's name for lexical; agent (an LLM walking the tools) is not in ragdown yet",
+        help="bm25: MarkIndex's name for lexical; agent: a model walks MarkIndex's tools (retrieve) for "
+        "each question and its evidence is graded (needs --model or RAGDOWN_LLM_MODEL)",
+    )
+    ev.add_argument(
+        "--model",
+        metavar="P:M",
+        help="--mode agent's model: openai:<model> or anthropic:<model> (default RAGDOWN_LLM_MODEL)",
+    )
+    ev.add_argument("--rpm", type=int, metavar="N", help="--mode agent: at most N model requests in any 60 s")
+    ev.add_argument(
+        "--tpm", type=int, metavar="N", help="--mode agent: at most N estimated input tokens in any 60 s"
+    )
+    ev.add_argument(
+        "--max-steps", type=int, default=12, metavar="N", help="--mode agent: most model calls a question"
+    )
+    ev.add_argument(
+        "--max-input-tokens",
+        type=int,
+        default=200_000,
+        metavar="N",
+        help="--mode agent: stop a question past this many input tokens",
     )
     ev.add_argument(
         "--top-k", type=int, default=DEFAULT_TOP_K, help=f"hits per question (default {DEFAULT_TOP_K})"
@@ -134,13 +161,27 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.storage.filter_sql import FileFilter
 
     docs: Path = args.dir
-    if args.mode == "agent":
+    agent = args.mode == "agent"
+    model_spec = (args.model or settings.llm_model) if agent else None
+    if agent and not model_spec:
         print(
-            "ragdown eval: --mode agent (an LLM answering through the tools) is not in ragdown yet: "
-            "--mode bm25 (or lexical), dense or hybrid grade the retrieval alone",
+            "ragdown eval: --mode agent needs a model: give --model <provider>:<model> (openai:<model>, "
+            "anthropic:<model>) or set RAGDOWN_LLM_MODEL; nothing is sent anywhere without one",
             file=sys.stderr,
         )
         return 2
+    if not agent and (args.model or args.rpm or args.tpm):
+        print("ragdown eval: --model, --rpm and --tpm go with --mode agent", file=sys.stderr)
+        return 2
+    if any(v is not None and v < 1 for v in (args.rpm, args.tpm, args.max_steps, args.max_input_tokens)):
+        print(
+            "ragdown eval: --rpm, --tpm, --max-steps and --max-input-tokens must be positive", file=sys.stderr
+        )
+        return 2
+    if model_spec:
+        from ragdown.llm.providers import parse_spec
+
+        parse_spec(model_spec)  # a clear refusal before anything is indexed
     if args.mode == "bm25":
         args.mode = "lexical"
     if not docs.is_dir():
@@ -190,8 +231,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"ragdown eval: {loaded.explained}", file=sys.stderr)
     embedder = loaded.embedder
     rule = cast(Rule, args.rule)
-    mode = cast(Mode, args.mode)
+    mode = cast(Mode, "lexical" if agent else args.mode)
     top_k = max(1, args.top_k)
+    evidence_k = None if agent else top_k  # an agent's evidence is all it cites
     opts = SearchOptions(
         top_k=top_k,
         max_per_document=settings.max_per_document,
@@ -202,7 +244,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         "dir": str(docs.resolve()),
         "questions": str(args.questions),
         "n": len(questions),
-        "mode": mode,
+        "mode": "agent" if agent else mode,
         "top_k": top_k,
         "rule": rule,
         "embedder": embedder.name,
@@ -210,7 +252,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         "max_per_document": settings.max_per_document,
         "follow_links": settings.follow_links,
         "fusion": opts.fusion,
-        "evidence_k": top_k,
+        "evidence_k": evidence_k,
         "max_evidence_lines": args.max_evidence_lines,
     }
     interactive = not args.json and sys.stderr.isatty()
@@ -224,10 +266,18 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         searcher = engine.require_searcher()
         files, chunks = engine.require_store().counts(FileFilter())
         out["index"] = {"files": files, "chunks": chunks, "ms": report.get("ms"), "sync": report}
-        ran = run_questions(searcher, questions, mode, opts, progress=lambda d, t: show("searching", d, t))
-        results = ran.results()
-        graded = grade(questions, results, rule, max_lines=args.max_evidence_lines, evidence_k=top_k)
-        out["search_seconds"] = round(ran.seconds, 3)
+        if model_spec:
+            from ragdown.evaluation.agent import agent_report, per_question
+
+            agent_run = run_agent_questions(settings, engine, model_spec, args, questions, show)
+            results, seconds = agent_run.results(), agent_run.seconds
+        else:
+            ran = run_questions(
+                searcher, questions, mode, opts, progress=lambda d, t: show("searching", d, t)
+            )
+            results, seconds = ran.results(), ran.seconds
+        graded = grade(questions, results, rule, max_lines=args.max_evidence_lines, evidence_k=evidence_k)
+        out["search_seconds"] = round(seconds, 3)
         out["metrics"] = graded.as_dict()
         out["ranks"] = graded.ranks
         out["per_question"] = {
@@ -237,9 +287,12 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
                 "answerable": q.answerable,
                 "rank": graded.ranks.get(q.id),
                 **graded.evidence[q.id].as_dict(),
+                **({"agent": per_question(agent_run.runs[q.id])} if model_spec else {}),
             }
             for q in questions
         }
+        if model_spec:
+            out["agent"] = agent_report(questions, agent_run, graded, model_spec)
         if args.results is not None:
             write_results(args.results, results)
             out["results"] = str(args.results)
@@ -263,6 +316,42 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(render_text(out, graded, out.get("hook")))
     return 0
+
+
+def run_agent_questions(
+    settings: Settings,
+    engine: Any,
+    model_spec: str,
+    args: argparse.Namespace,
+    questions: Sequence[Question],
+    show: Callable[[str, int, int], None],
+) -> AgentRun:
+    """`--mode agent`: every question through `retrieve` with one model and one rate limit for the run."""
+    from ragdown.access.scope import Scope
+    from ragdown.engine.runtime import Runtime
+    from ragdown.evaluation.agent import run_agent
+    from ragdown.llm.providers import open_model
+    from ragdown.llm.ratelimit import RateLimiter
+    from ragdown.tools.context import ToolContext
+
+    model = open_model(
+        model_spec,
+        base_url=settings.llm_url,
+        api_key=settings.llm_api_key,
+        limiter=RateLimiter(args.rpm, args.tpm),
+    )
+    try:
+        ctx = ToolContext(runtime=Runtime(settings, engine), scope=Scope(root=engine.root, folder=""))
+        return run_agent(
+            ctx,
+            model,
+            questions,
+            max_steps=args.max_steps,
+            max_input_tokens=args.max_input_tokens,
+            progress=lambda d, t: show("asking", d, t),
+        )
+    finally:
+        model.close()
 
 
 def _pct(x: float) -> str:
@@ -321,6 +410,10 @@ def render_text(out: dict[str, Any], graded: Report, hook: dict[str, Any] | None
         lines.append(f"{'no answer (type)':<22}{'n':>5}{'with hits':>11}{'mean hits':>11}")
         for name, g in graded.no_gold.items():
             lines.append(f"{name:<22}{g.n:>5}{g.with_hits:>11}{g.mean_hits:>11.2f}")
+    if "agent" in out:
+        from ragdown.evaluation.agent import render_agent
+
+        lines.extend(render_agent(out["agent"]))
     if hook is not None:
         lines.append("")
         lines.append(
