@@ -151,14 +151,17 @@ def run_summaries(settings: Settings, args: argparse.Namespace) -> None:
         return
     from ragdown.cli.main import _engine
     from ragdown.llm.ratelimit import RateLimiter
-    from ragdown.llm.summaries import FILE_NAME, SummaryStore, estimate_text, plan, summarise
+    from ragdown.llm.summaries import FILE_NAME, Placement, SummaryStore, estimate_text, plan, summarise
 
     out = sys.stderr if args.json else sys.stdout  # --json keeps the report on stdout's last line
     engine = _engine(settings, args.dir)
     try:
         existing = SummaryStore.open_existing(engine.data_dir)
+        placed: list[Placement] = []
         try:
-            todo, cached = plan(engine.require_store(), engine.root, existing)
+            todo, cached = plan(engine.require_store(), engine.root, existing, placed)
+            if existing is not None and not args.estimate:
+                existing.place(placed)  # search and descriptions follow the documents as they are now
         finally:
             if existing is not None:
                 existing.close()
@@ -169,6 +172,7 @@ def run_summaries(settings: Settings, args: argparse.Namespace) -> None:
         cache = SummaryStore(engine.data_dir / FILE_NAME)
         try:
             made, failed = summarise(todo, cache, model)
+            cache.place(placed)
         finally:
             cache.close()
             model.close()

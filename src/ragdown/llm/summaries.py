@@ -22,6 +22,7 @@ from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, estimate_tokens
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.lexical import lexical_text
 from ragdown.tools.read import file_lines
 from ragdown.vault.sandbox import read_plain
 
@@ -65,7 +66,28 @@ class SummaryStore:
             "CREATE TABLE IF NOT EXISTS summaries (kind TEXT NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, "
             "text TEXT NOT NULL, PRIMARY KEY (kind, key))"
         )
+        # Where each summarised text sat at the last `index --summary-model`: a document's file hash then,
+        # so a placement is used only while the document is unchanged (`summary_index.py`).
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS placed (path TEXT NOT NULL, file_hash TEXT NOT NULL, kind TEXT NOT NULL, "
+            "node_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (path, kind, node_id))"
+        )
+        self._db.execute("CREATE INDEX IF NOT EXISTS placed_key ON placed (kind, key)")
+        # The summaries' words as the index reads text (`lexical_text`), for BM25 at MarkIndex's 2x.
+        self._db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS summary_fts USING fts5(kind UNINDEXED, key UNINDEXED, text)"
+        )
+        (fts,) = self._db.execute("SELECT count(*) FROM summary_fts").fetchone()
+        (kept,) = self._db.execute("SELECT count(*) FROM summaries").fetchone()
+        if fts != kept:  # summaries kept before the words were: index them once
+            self._db.execute("DELETE FROM summary_fts")
+            for kind, key, text in self._db.execute("SELECT kind, key, text FROM summaries").fetchall():
+                self._db.execute("INSERT INTO summary_fts VALUES (?, ?, ?)", (kind, key, lexical_text(text)))
         self._db.commit()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self._db
 
     @classmethod
     def open_existing(cls, data_dir: Path) -> SummaryStore | None:
@@ -80,7 +102,15 @@ class SummaryStore:
 
     def put(self, kind: str, key: str, model: str, text: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)", (kind, key, model, text))
+        self._db.execute("DELETE FROM summary_fts WHERE kind = ? AND key = ?", (kind, key))
+        self._db.execute("INSERT INTO summary_fts VALUES (?, ?, ?)", (kind, key, lexical_text(text)))
         self._db.commit()
+
+    def place(self, placements: list[Placement]) -> None:
+        """Where the summarised texts sit now: every document's placements replaced, gone ones dropped."""
+        with self._db:
+            self._db.execute("DELETE FROM placed")
+            self._db.executemany("INSERT OR REPLACE INTO placed VALUES (?, ?, ?, ?, ?)", placements)
 
     def close(self) -> None:
         self._db.close()
@@ -122,8 +152,14 @@ def jobs_of(docs_path: str, lines: list[str], tree: Node) -> Iterator[Job]:
     yield Job("document", docs_path, "", sha256_hex(whole.encode()), prompt)
 
 
-def plan(index: IndexStore, docs_root: Path, cache: SummaryStore | None) -> tuple[list[Job], int]:
-    """The calls an index run would make (not cached yet), and how many are cached."""
+Placement = tuple[str, str, str, str, str]  # path, file hash, kind, node id ("" for a document), key
+
+
+def plan(
+    index: IndexStore, docs_root: Path, cache: SummaryStore | None, placed: list[Placement] | None = None
+) -> tuple[list[Job], int]:
+    """The calls an index run would make (not cached yet), and how many are cached; `placed` gets where
+    every job's text sits."""
     todo: list[Job] = []
     cached = 0
     for record in index.list_files(FileFilter(hide_superseded=False)):
@@ -132,6 +168,8 @@ def plan(index: IndexStore, docs_root: Path, cache: SummaryStore | None) -> tupl
         if tree is None or lines is None:
             continue
         for job in jobs_of(record.path, lines, tree):
+            if placed is not None:
+                placed.append((record.path, record.hash, job.kind, job.node_id, job.key))
             if cache is not None and cache.get(job.kind, job.key) is not None:
                 cached += 1
             else:

@@ -28,6 +28,7 @@ from ragdown.core.errors import Refusal, bad_request
 from ragdown.core.paths import normalise_prefix
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, build_tree
+from ragdown.llm.summaries import FILE_NAME as SUMMARIES_FILE_NAME
 from ragdown.search.format import iso
 from ragdown.search.outline import DEFAULT_DEPTH, DEPTH_RANGE, MAX_ANSWER_CHARS, cut
 from ragdown.storage.backend import IndexStore
@@ -43,8 +44,9 @@ READ_ONLY = Annotations(read_only=True)
 SUGGESTIONS = 5
 SEARCH_LIMIT = (1, 50)
 # MarkIndex weighs a node's title 10x, its merged headings 5x, its summary 2x and its body 1x. A chunk's
-# title is its breadcrumb (the node's title path); merged headings are lines of its text, and ragdown keeps
-# no summaries: the body's 1x. Aliases (a document's other names) as the body.
+# title is its breadcrumb (the node's title path); merged headings are lines of its text: the body's 1x.
+# Aliases (a document's other names) as the body. Node summaries, where `index --summary-model` made them,
+# add their BM25 at 2x (`llm/summary_index.py`).
 TITLE_WEIGHTS = (10.0, 1.0, 1.0)  # breadcrumb, text, aliases: `Searcher.lexical_pool`
 
 INSTRUCTIONS = (
@@ -195,6 +197,15 @@ def kept_summaries(ctx: ToolContext, docs_path: str, start: Node) -> dict[str, s
         cache.close()
 
 
+def _generated(ctx: ToolContext, records: Sequence[FileRecord]) -> dict[str, str]:
+    """The descriptions `index --summary-model` made for documents without their own (by path)."""
+    if not (ctx.engine.data_dir / SUMMARIES_FILE_NAME).exists():
+        return {}
+    from ragdown.llm.summary_index import generated_descriptions
+
+    return generated_descriptions(ctx.engine.data_dir, records)
+
+
 def _pages(
     items: list[dict[str, Any]], part: int, what: str, first_reserve: int = 0
 ) -> tuple[list[dict[str, Any]], int]:
@@ -234,11 +245,12 @@ def browse(ctx: ToolContext, a: BrowseArgs) -> str:
     if prefix and not records:
         raise _refusal("FOLDER_NOT_FOUND", f"no folder {a.folder!r} with documents", {"folder": a.folder})
     tokens = store.document_tokens(flt)
+    generated = _generated(ctx, records)
     documents: list[dict[str, Any]] = [
         {
             "doc_path": ctx.scope.view(r.path),
             "title": r.title,
-            "description": r.description,
+            "description": r.description or generated.get(r.path),
             "tokens": tokens.get(r.path, 0),
         }
         for r in records
@@ -298,7 +310,7 @@ def get_document(ctx: ToolContext, a: DocumentArgs) -> str:
     data = {
         "doc_path": ctx.scope.view(docs_path),
         "title": record.title,
-        "description": record.description,
+        "description": record.description or _generated(ctx, [record]).get(docs_path),
         "tags": list(record.tags),
         "aliases": list(record.aliases),
         "tokens": tree.tokens if tree else 0,
@@ -464,6 +476,10 @@ def search(ctx: ToolContext, a: SearchArgs) -> str:
         flt = dataclasses.replace(flt, paths=(only,))
     searcher = ctx.engine.require_searcher()
     pool = searcher.lexical_pool(a.query, flt, a.limit, TITLE_WEIGHTS)
+    if (ctx.engine.data_dir / SUMMARIES_FILE_NAME).exists():
+        from ragdown.llm.summary_index import summary_pool, with_summaries
+
+        pool = with_summaries(pool, summary_pool(ctx.engine.data_dir, store, a.query, flt, a.limit))
     records = store.chunks_by_id([cid for cid, _ in pool])
     results = []
     for cid, score in pool:
