@@ -77,10 +77,32 @@ def hit_block(index: int, hit: Hit, limit: int, view: PathView = _same, place: P
     return f"{hit_header(index, hit, view)}\n{clip(c.text, limit, where, c.start_line, c.end_line)}"
 
 
+ORDER_NOTE = (
+    "(Hits are ranked by relevance: the query's words and meaning together, with evidence from each section's "
+    "page and links. The similarity shown is the cosine of the query and the section alone, so it need not "
+    "fall down the list.)"
+)
+
+
+def out_of_order(hits: Sequence[Hit]) -> bool:
+    """Whether a hit shows a higher similarity (as printed, 2 decimals) than one ranked above it."""
+    lowest: float | None = None
+    for hit in hits:
+        if not hit.has_similarity:
+            continue
+        shown = round(hit.similarity, 2)
+        if lowest is not None and shown > lowest:
+            return True
+        lowest = shown if lowest is None else min(lowest, shown)
+    return False
+
+
 def recall_text(hits: Sequence[Hit], limit: int, view: PathView = _same, place: Place | None = None) -> str:
+    """The spec's hit blocks; when the shown similarities do not fall down the list, a closing line says why."""
     if not hits:
         return "No matching documents."
-    return "\n\n".join(hit_block(i, hit, limit, view, place) for i, hit in enumerate(hits, 1))
+    text = "\n\n".join(hit_block(i, hit, limit, view, place) for i, hit in enumerate(hits, 1))
+    return f"{text}\n\n{ORDER_NOTE}" if out_of_order(hits) else text
 
 
 def hit_json(hit: Hit, limit: int, view: PathView = _same, place: Place | None = None) -> dict[str, Any]:
