@@ -12,6 +12,8 @@
   how sure each side is (`FusionRule`): more when BM25's best hit holds more of the query's terms, and
   more of them than the dense side's best hit. A BM25 pool shorter than asked is normalised from 0 (every
   chunk outside it truly scores 0), so its last hit is not pushed down to "absent".
+- Score fusion then lends evidence from a section's page and its links (`search/evidence.py`): the
+  introduction of a page whose title the query names, and the best section of a note a top hit links to.
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
 """
@@ -27,6 +29,7 @@ from typing import Literal
 
 from ragdown.documents import find_links
 from ragdown.embedders.base import Embedder, Vectors
+from ragdown.search.evidence import lend_link_evidence, lend_page_evidence
 from ragdown.search.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
@@ -313,6 +316,10 @@ class Searcher:
         quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
         if boosted or quoted:
             self._boost_names(fused, boosted, quoted, boost)
+        if opts.fusion == "score" and fused:
+            lend_page_evidence(self.store, query, fused)
+            if qvec is not None and self.matrix is not None and dense:
+                lend_link_evidence(self.store, self.matrix, qvec, dense[0][1], flt, fused)
         ranked = sorted(fused, key=lambda cid: -fused[cid][0])
         # Only the hits that will be shown need their rows, unless the per-document cap reorders them all.
         order, records = self._records(ranked, None if opts.max_per_document > 0 else opts.top_k)

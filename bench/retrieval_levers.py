@@ -1,0 +1,275 @@
+"""Issue 23's ranking levers for English, measured on cached pools: a section's place in its page, links as
+evidence, query-type routing, with minilm and today's default fusion, per question set and type.
+
+Each question's two pools (40 each, the pools of a 10-hit search) are fetched once; every row re-ranks the
+default ranking's first 40 (`Searcher.rank`, score fusion, `FUSION_RULE`), so a lever costs no re-index.
+
+* `ancestors a`: each candidate in the fused top 10 lends `a` × its score to the sections above it in its page
+  (its ancestors by breadcrumb, the page's introduction first among them), read from the index when not
+  candidates: a question about a page's subject, matched by several of its subsections, lifts the page's
+  introduction.
+* `links g`: each of the first three hits lends `g` × its score to the best section (by cosine) of every
+  note it wikilinks to, scaled by that section's cosine over the best cosine: the answer behind a link in a
+  matching passage.
+* `follow 3`: today's `RAGDOWN_FOLLOW_LINKS=3` (the linked notes' best two sections placed after each hit).
+* `route`: a question-style query (a question word, 6 words or more) caps BM25's share at 0.4; a keyword
+  query (3 words or fewer, no question word) gives it 0.8.
+
+Sets: the four development sets of `retrieval_fusion.py` and `obsidian-help.hard.dev.jsonl` (page
+overviews, paraphrases, identifiers, aliases, answers behind a wikilink); `--test`: the held-out sets.
+
+    .venv/bin/python bench/retrieval_levers.py [--test] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import retrieval_common as rc
+from ragdown.documents import find_links
+from ragdown.evaluation.questions import Question, load_questions
+from ragdown.evaluation.runner import ranked
+from ragdown.search import evidence
+from ragdown.search.hybrid import FUSION_RULE, Hit, Pools, Searcher, SearchOptions, pool_size
+from ragdown.search.linking import folder_resolver
+from ragdown.storage.filter_sql import FileFilter
+from retrieval_fusion import QuestionSet, evaluate, print_set, question_sets
+
+TOP_K = 10
+QUICK = False  # --quick: only the rows before and now
+POOL = pool_size(TOP_K)
+QUESTION_WORDS = re.compile(
+    r"^(what|how|why|when|where|which|who|can|could|is|are|does|do|should|i|my|is there)\b", re.I
+)
+
+Lever = Callable[[Searcher, Question, Pools, list[Hit]], list[Hit]]
+
+
+@contextlib.contextmanager
+def evidence_off() -> Iterator[None]:
+    """While open, score fusion lends no page or link evidence (`search/evidence.py`): the ranking before."""
+    saved = evidence.PAGE_LIFT, evidence.LINK_LIFT
+    evidence.PAGE_LIFT = evidence.LINK_LIFT = 0.0
+    try:
+        yield
+    finally:
+        evidence.PAGE_LIFT, evidence.LINK_LIFT = saved
+
+
+def ranked_all(searcher: Searcher, q: Question, pools: Pools, share: float | None = None) -> list[Hit]:
+    rule = FUSION_RULE
+    if share is not None:
+        rule = replace(FUSION_RULE, base=share, coverage=0.0, agreement=0.0, low=share, high=share)
+    return searcher.rank(q.question, pools, FileFilter(), SearchOptions(top_k=POOL, fusion="score"), rule)
+
+
+def rescore(searcher: Searcher, pools: Pools, hits: list[Hit], extra: dict[int, float]) -> list[Hit]:
+    """`hits` with `extra` added to their scores (and chunks not among them added), best first."""
+    by_id = {h.chunk.id: h for h in hits}
+    missing = [cid for cid in extra if cid not in by_id]
+    if missing:
+        records = searcher.store.chunks_by_id(missing)
+        cos = (
+            searcher.matrix.cosine(pools.qvec, missing) if pools.qvec is not None and searcher.matrix else {}
+        )
+        for cid in missing:
+            if cid in records:
+                by_id[cid] = Hit(records[cid], float(cos.get(cid, 0.0)), 0.0, ("evidence",))
+    out = [replace(h, score=h.score + extra.get(cid, 0.0)) for cid, h in by_id.items()]
+    return sorted(out, key=lambda h: -h.score)
+
+
+def ancestors(alpha: float, top: int = TOP_K) -> Lever:
+    def lever(searcher: Searcher, q: Question, pools: Pools, hits: list[Hit]) -> list[Hit]:
+        extra: dict[int, float] = {}
+        sections: dict[int, list[tuple[int, str]]] = {}
+        for h in hits[:top]:
+            fid = h.chunk.file.id
+            if fid not in sections:
+                ids = [cid for cid, _ in searcher.store.chunk_ids_of_files([fid])]
+                recs = searcher.store.chunks_by_id(ids)
+                sections[fid] = [(cid, r.breadcrumb) for cid, r in recs.items()]
+            crumb = h.chunk.breadcrumb
+            for cid, other in sections[fid]:
+                if cid != h.chunk.id and crumb.startswith(other + " › "):
+                    extra[cid] = extra.get(cid, 0.0) + alpha * h.score
+        return rescore(searcher, pools, hits, extra)
+
+    return lever
+
+
+def names_title(query: str, title: str) -> bool:
+    words = re.findall(r"\w+", title.lower())
+    said = set(re.findall(r"\w+", query.lower()))
+    return bool(words) and all(w in said or w.rstrip("s") in said or w + "s" in said for w in words)
+
+
+def titled(alpha: float, top: int = TOP_K) -> Lever:
+    """`ancestors`, only into the introduction of a page whose title the query names (all its words)."""
+
+    def lever(searcher: Searcher, q: Question, pools: Pools, hits: list[Hit]) -> list[Hit]:
+        extra: dict[int, float] = {}
+        intros: dict[int, int | None] = {}
+        for h in hits[:top]:
+            rec = h.chunk.file
+            title = h.chunk.breadcrumb.split(" › ")[0]
+            if not names_title(q.question, title):
+                continue
+            if rec.id not in intros:
+                ids = [cid for cid, _ in searcher.store.chunk_ids_of_files([rec.id])]
+                recs = searcher.store.chunks_by_id(ids)
+                root = [cid for cid, r in recs.items() if " › " not in r.breadcrumb]
+                intros[rec.id] = root[0] if root else None
+            intro = intros[rec.id]
+            if intro is not None and intro != h.chunk.id:
+                extra[intro] = extra.get(intro, 0.0) + alpha * h.score
+        return rescore(searcher, pools, hits, extra)
+
+    return lever
+
+
+def links(gamma: float, sources: int = 3) -> Lever:
+    def lever(searcher: Searcher, q: Question, pools: Pools, hits: list[Hit]) -> list[Hit]:
+        if pools.qvec is None or searcher.matrix is None:
+            return hits
+        best_cos = max((h.similarity for h in hits), default=1.0) or 1.0
+        extra: dict[int, float] = {}
+        for h in hits[:sources]:
+            folder = h.chunk.folder
+            strip = len(folder) + 1 if folder else 0
+            resolver = folder_resolver(searcher.store, folder)
+            for link in find_links(h.chunk.text):
+                if link.kind != "wiki" or link.embed:
+                    continue
+                resolved = resolver.resolve(link.target, h.chunk.path[strip:])
+                if resolved is None:
+                    continue
+                full = (folder + "/" if folder else "") + resolved.path
+                record = searcher.store.get_file(full)
+                if record is None or full == h.chunk.path:
+                    continue
+                ids = [cid for cid, _ in searcher.store.chunk_ids_of_files([record.id])]
+                sims = searcher.matrix.cosine(pools.qvec, ids)
+                if not sims:
+                    continue
+                cid, sim = max(sims.items(), key=lambda kv: kv[1])
+                extra[cid] = max(extra.get(cid, 0.0), gamma * h.score * max(0.0, sim) / best_cos)
+        return rescore(searcher, pools, hits, extra)
+
+    return lever
+
+
+def route(searcher: Searcher, q: Question, pools: Pools, hits: list[Hit]) -> list[Hit]:
+    words = q.question.split()
+    asks = bool(QUESTION_WORDS.match(q.question.strip())) or q.question.rstrip().endswith("?")
+    if asks and len(words) >= 6:
+        share = searcher.lexical_share(q.question, pools)
+        if share > 0.4:
+            return ranked_all(searcher, q, pools, 0.4)
+    elif not asks and len(words) <= 3:
+        return ranked_all(searcher, q, pools, 0.8)
+    return hits
+
+
+def chain(*levers: Lever) -> Lever:
+    def lever(searcher: Searcher, q: Question, pools: Pools, hits: list[Hit]) -> list[Hit]:
+        for one in levers:
+            hits = one(searcher, q, pools, hits)
+        return hits
+
+    return lever
+
+
+LEVERS: list[tuple[str, Lever]] = [
+    ("ancestors 0.1", ancestors(0.1)),
+    ("ancestors 0.2", ancestors(0.2)),
+    ("ancestors 0.3", ancestors(0.3)),
+    ("ancestors 0.2, top 5", ancestors(0.2, 5)),
+    ("links 0.3", links(0.3)),
+    ("links 0.5", links(0.5)),
+    ("links 0.8", links(0.8)),
+    ("route", route),
+    ("titled 0.1", titled(0.1)),
+    ("titled 0.2", titled(0.2)),
+    ("titled 0.3", titled(0.3)),
+    ("links 0.2", links(0.2)),
+    ("links 0.3, 5 sources", links(0.3, 5)),
+    ("titled 0.2 + links 0.3", chain(titled(0.2), links(0.3))),
+    ("titled 0.1 + links 0.3", chain(titled(0.1), links(0.3))),
+    ("ancestors 0.2 + links 0.5", chain(ancestors(0.2), links(0.5))),
+]
+
+
+def run_set(searcher: Searcher, qs: QuestionSet) -> list[dict[str, Any]]:
+    flt = FileFilter()
+    answerable = [q for q in qs.questions if q.golds]
+    sub = QuestionSet(qs.name, qs.corpus, answerable, qs.rule)
+    pools = {q.id: searcher.pools(q.question, flt, POOL) for q in answerable}
+    with evidence_off():
+        base = {q.id: ranked_all(searcher, q, pools[q.id]) for q in answerable}
+        follow = {
+            q.id: searcher.search(q.question, flt, SearchOptions(top_k=TOP_K, fusion="score", follow_links=3))
+            for q in answerable
+        }
+    shipped = {q.id: ranked_all(searcher, q, pools[q.id])[:TOP_K] for q in answerable}
+    rows = [
+        evaluate(
+            sub,
+            "BM25 alone",
+            lambda q: ranked(searcher, q.question, "lexical", SearchOptions(top_k=TOP_K), flt),
+        ),
+        evaluate(
+            sub,
+            "dense alone",
+            lambda q: ranked(searcher, q.question, "dense", SearchOptions(top_k=TOP_K), flt),
+        ),
+        evaluate(sub, "before (score, FusionRule)", lambda q: base[q.id][:TOP_K]),
+        evaluate(sub, "**now: page 0.1 + links 0.3**", lambda q: shipped[q.id]),
+        evaluate(sub, "follow 3 (RAGDOWN_FOLLOW_LINKS)", lambda q: follow[q.id]),
+    ]
+    for label, lever in [] if QUICK else LEVERS:
+
+        def rank(q: Question, lever: Lever = lever) -> list[Hit]:
+            return lever(searcher, q, pools[q.id], base[q.id])[:TOP_K]
+
+        rows.append(evaluate(sub, label, rank))
+    for row in rows:
+        row["loss"] = 0
+    return rows
+
+
+def main() -> None:
+    ap = rc.parser(__doc__)
+    ap.add_argument("--test", action="store_true", help="the held-out sets instead of the development sets")
+    ap.add_argument("--sets", default="", help="comma-separated set names (default: all)")
+    ap.add_argument("--quick", action="store_true", help="only BM25, dense, before, now and follow rows")
+    args = ap.parse_args()
+    global QUICK
+    QUICK = args.quick
+    s = rc.settings(args.models)
+    sets = question_sets(args.test)
+    if not args.test:  # the hard set is development only: it has no held-out half yet
+        hard = load_questions(rc.QUESTIONS_DIR / "obsidian-help.hard.dev.jsonl")
+        sets.insert(3, QuestionSet("obsidian-hard-dev", rc.OBSIDIAN, hard, "lines"))
+    if args.sets:
+        sets = [qs for qs in sets if qs.name in args.sets.split(",")]
+    machine = rc.machine()
+    print(rc.machine_line(machine))
+    used, why = rc.load_variant(s, rc.DEFAULT_VARIANT)
+    if used is None:
+        raise SystemExit(why)
+    out: dict[str, Any] = {}
+    for qs in sets:
+        with rc.corpus_index(s, qs.corpus, used, args.keep, rc.DEFAULT_VARIANT) as (engine, _report):
+            rows = run_set(engine.require_searcher(), qs)
+        out[qs.name] = rows
+        print_set(qs.name, rows, show=0)
+    print(f"written {rc.write_json(args.json, 'retrieval_levers', {'machine': machine, 'results': out})}")
+
+
+if __name__ == "__main__":
+    main()

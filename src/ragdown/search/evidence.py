@@ -1,0 +1,112 @@
+"""Evidence from a section's page and from its links, lent to the fused scores (score fusion only).
+
+- **The page's title**: when the query names a page's title (all its words), each of that page's sections in
+  the fused top 10 lends `PAGE_LIFT` × its score to the page's introduction (read from the index when it is
+  no candidate): a question about the page's subject ("what does the graph view show") is matched by many
+  of its subsections, and the page's overview answers it.
+- **Links**: each of the first `LINK_SOURCES` hits lends `LINK_LIFT` × its score to the best section (by
+  cosine) of every note it wikilinks to, scaled by that section's cosine over the query's best cosine: the
+  answer behind a link in a matching passage.
+
+Measured with minilm on five development sets (`bench/retrieval_levers.py`, `docs/benchmarks.md` section 24):
+ahead or even on each; lending to every ancestor, heavier lifts and query-type routing lost on some.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragdown.documents import find_links
+from ragdown.embedders.base import Vectors
+from ragdown.search.linking import folder_resolver
+from ragdown.storage.backend import DenseIndex, IndexStore
+from ragdown.storage.filter_sql import FileFilter
+
+PAGE_LIFT = 0.1
+LINK_LIFT = 0.3
+LINK_SOURCES = 3
+EVIDENCE_TOP = 10  # the fused candidates that lend
+
+Fused = dict[int, tuple[float, set[str]]]
+
+
+def names_title(query: str, title: str) -> bool:
+    """Whether `query` says every word of `title` (a plural `s` either way counts)."""
+    words = re.findall(r"\w+", title.lower())
+    said = set(re.findall(r"\w+", query.lower()))
+    return bool(words) and all(w in said or w.rstrip("s") in said or w + "s" in said for w in words)
+
+
+def _top(fused: Fused) -> list[tuple[int, float]]:
+    ranked = sorted(fused, key=lambda cid: -fused[cid][0])[:EVIDENCE_TOP]
+    return [(cid, fused[cid][0]) for cid in ranked]
+
+
+def _lend(fused: Fused, extra: dict[int, float], source: str) -> None:
+    for cid, lift in extra.items():
+        score, sources = fused.get(cid, (0.0, set()))
+        fused[cid] = (score + lift, sources | {source})
+
+
+def lend_page_evidence(store: IndexStore, query: str, fused: Fused) -> None:
+    """Lift the introduction of each page whose title `query` names by its top sections' scores."""
+    if PAGE_LIFT <= 0:
+        return
+    top = _top(fused)
+    records = store.chunks_by_id([cid for cid, _ in top])
+    intros: dict[int, int | None] = {}
+    extra: dict[int, float] = {}
+    for cid, score in top:
+        rec = records.get(cid)
+        if rec is None or not names_title(query, rec.breadcrumb.split(" › ")[0]):
+            continue
+        fid = rec.file.id
+        if fid not in intros:
+            ids = [c for c, _ in store.chunk_ids_of_files([fid])]
+            roots = sorted(
+                (r.idx, c) for c, r in store.chunks_by_id(ids).items() if " › " not in r.breadcrumb
+            )
+            intros[fid] = roots[0][1] if roots else None
+        intro = intros[fid]
+        if intro is not None and intro != cid:
+            extra[intro] = extra.get(intro, 0.0) + PAGE_LIFT * score
+    _lend(fused, extra, "page")
+
+
+def lend_link_evidence(
+    store: IndexStore, matrix: DenseIndex, qvec: Vectors, best_cosine: float, flt: FileFilter, fused: Fused
+) -> None:
+    """Lift the best section of each note the first hits wikilink to (within `flt`)."""
+    if LINK_LIFT <= 0:
+        return
+    top = _top(fused)[:LINK_SOURCES]
+    records = store.chunks_by_id([cid for cid, _ in top])
+    allowed: set[int] | None = None
+    extra: dict[int, float] = {}
+    best = best_cosine if best_cosine > 0 else 1.0
+    for cid, score in top:
+        rec = records.get(cid)
+        if rec is None:
+            continue
+        strip = len(rec.folder) + 1 if rec.folder else 0
+        resolver = folder_resolver(store, rec.folder)
+        for link in find_links(rec.text):
+            if link.kind != "wiki" or link.embed:
+                continue
+            resolved = resolver.resolve(link.target, rec.path[strip:])
+            if resolved is None:
+                continue
+            full = (rec.folder + "/" if rec.folder else "") + resolved.path
+            target = store.get_file(full) if full != rec.path else None
+            if target is None:
+                continue
+            if allowed is None:
+                allowed = set(store.file_ids(flt))
+            if target.id not in allowed:
+                continue
+            sims = matrix.cosine(qvec, [c for c, _ in store.chunk_ids_of_files([target.id])])
+            if not sims:
+                continue
+            linked, sim = max(sims.items(), key=lambda kv: kv[1])
+            extra[linked] = max(extra.get(linked, 0.0), LINK_LIFT * score * max(0.0, sim) / best)
+    _lend(fused, extra, "link")
