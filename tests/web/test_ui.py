@@ -92,6 +92,9 @@ def test_open_a_folder_search_and_open_a_hit_at_its_line(ui_server: UiServer, op
     expect(first).to_contain_text("Restore")
     expect(first.locator(".hit-lines")).to_have_text(re.compile(r"^Backups\.md:\d+-\d+$"))
     expect(first.locator(".hit-sim")).to_have_text(re.compile(r"^[01]\.\d\d$"))
+    # The list says which number it shows, and that the order is not that number's.
+    expect(page.locator(".pane-count")).to_contain_text("ranked by relevance")
+    expect(page.locator(".pane-count")).to_contain_text("cosine similarity")
     first.click()
     expect(page).to_have_url(re.compile(r"#/d/work/Backups\.md\?line=\d+"))
     marked = page.locator("#preview .line-hit")

@@ -80,7 +80,9 @@ export function hitSimilarity(value) {
     "span",
     {
       class: ["hit-sim", lexical && "hit-lexical"],
-      title: lexical ? "Found by its words alone: no embedder scored the query" : "Cosine similarity",
+      title: lexical
+        ? "Found by its words alone: no embedder scored the query"
+        : "Cosine similarity of the query and this section (hits are ranked by relevance, words and meaning together)",
     },
     lexical ? "lexical" : fmtSimilarity(value),
   );

@@ -310,7 +310,13 @@ export class FolderPane {
     const label = this.query ? `“${this.query}”` : `#${this.tag}`;
     if (!hits.length) return h("p", { class: "empty" }, `Nothing found for ${label}.`);
     return [
-      h("p", { class: "pane-count" }, `${plural(hits.length, "hit")} for ${label}`),
+      h(
+        "p",
+        { class: "pane-count" },
+        `${plural(hits.length, "hit")} for ${label}`,
+        // The order is the fused rank's; the number shown is the cosine alone, so it need not fall down the list.
+        h("span", { class: "pane-note" }, " · ranked by relevance; the number is each hit's cosine similarity"),
+      ),
       h(
         "ol",
         { class: "hit-list", "aria-label": "Search results" },
