@@ -72,8 +72,11 @@ def test_a_question_naming_a_page_lifts_its_introduction_above_its_subsections(
     assert "page" in hits[0].sources
     monkeypatch.setattr(evidence, "PAGE_LIFT", 0.0)  # as before: the best subsection first
     assert searcher.rank(query, pools, FileFilter(), SCORE)[0].chunk.breadcrumb == "Graph view › Filters"
-    # A query that does not name the page lends nothing to its introduction.
     monkeypatch.setattr(evidence, "PAGE_LIFT", 0.1)
+    # A query that names one of the page's sections by its heading asks about that section.
+    pointed = "what does the graph view show in its filters"
+    assert searcher.rank(pointed, pools, FileFilter(), SCORE)[0].chunk.breadcrumb == "Graph view › Filters"
+    # A query that does not name the page lends nothing to its introduction.
     other = "which nodes are drawn and how"
     assert searcher.rank(other, pools, FileFilter(), SCORE)[0].chunk.breadcrumb == "Graph view › Filters"
 

@@ -2,7 +2,7 @@
 
 - **The page's title**: when the query names a page's title (all its words), each of that page's sections in
   the fused top 10 lends `PAGE_LIFT` × its score to the page's introduction (read from the index when it is
-  no candidate): a question about the page's subject ("what does the graph view show") is matched by many
+  no candidate), unless the query also names one of those sections by its own heading: a question about the page's subject ("what does the graph view show") is matched by many
   of its subsections, and the page's overview answers it.
 - **Links**: each of the first `LINK_SOURCES` hits lends `LINK_LIFT` × its score to the best section (by
   cosine) of every note it wikilinks to, scaled by that section's cosine over the query's best cosine: the
@@ -56,9 +56,15 @@ def lend_page_evidence(store: IndexStore, query: str, fused: Fused) -> None:
     records = store.chunks_by_id([cid for cid, _ in top])
     intros: dict[int, int | None] = {}
     extra: dict[int, float] = {}
+    # A page one of whose candidate sections the query names by its own heading is asked about that section.
+    pointed = {
+        rec.file.id
+        for rec in records.values()
+        if " › " in rec.breadcrumb and names_title(query, rec.breadcrumb.rsplit(" › ", 1)[1])
+    }
     for cid, score in top:
         rec = records.get(cid)
-        if rec is None or not names_title(query, rec.breadcrumb.split(" › ")[0]):
+        if rec is None or rec.file.id in pointed or not names_title(query, rec.breadcrumb.split(" › ")[0]):
             continue
         fid = rec.file.id
         if fid not in intros:

@@ -12,7 +12,7 @@
   how sure each side is (`FusionRule`): more when BM25's best hit holds more of the query's terms, and
   more of them than the dense side's best hit. A BM25 pool shorter than asked is normalised from 0 (every
   chunk outside it truly scores 0), so its last hit is not pushed down to "absent".
-- Score fusion then lends evidence from a section's page and its links (`search/evidence.py`): the
+- Score fusion then lends a prose query evidence from a section's page and its links (`search/evidence.py`): the
   introduction of a page whose title the query names, and the best section of a note a top hit links to.
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
@@ -316,7 +316,10 @@ class Searcher:
         quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
         if boosted or quoted:
             self._boost_names(fused, boosted, quoted, boost)
-        if opts.fusion == "score" and fused:
+        # A routed query (an identifier, a single term, CJK an English-only model cannot read) leans on its
+        # words: no evidence is lent (measured: the held-out sets lost one question each without this).
+        unread = not self.reads_cjk and has_cjk(query)
+        if opts.fusion == "score" and fused and not routed and not unread:
             lend_page_evidence(self.store, query, fused)
             if qvec is not None and self.matrix is not None and dense:
                 lend_link_evidence(self.store, self.matrix, qvec, dense[0][1], flt, fused)
