@@ -8,7 +8,7 @@
   cosine) of every note it wikilinks to, scaled by that section's cosine over the query's best cosine: the
   answer behind a link in a matching passage.
 
-Measured with minilm on five development sets (`bench/retrieval_levers.py`, `docs/benchmarks.md` section 24):
+Measured with minilm on five development sets (`bench/retrieval_levers.py`, `docs/benchmarks.md` section 29):
 ahead or even on each; lending to every ancestor, heavier lifts and query-type routing lost on some.
 """
 
