@@ -1,5 +1,6 @@
 """Kept summaries in the markindex set: node summaries searched (2x) by `search_documents`, a generated
-description shown for a document without its own in `browse_documents` / `get_document`; only while the
+description shown for a document without its own in `browse_documents` / `get_document` (and in
+`ragdown_outline`, with each node's summary); only while the
 document is the one summarised, and nothing changes where no summaries were made."""
 
 from __future__ import annotations
@@ -77,6 +78,17 @@ async def test_summaries_are_searched_and_describe_documents(
     async with inprocess_session(settings) as session:
         b = json.loads(await session.ok("get_document", doc_path="b.md"))["data"]
         assert b["description"] == "Its own words."
+    # ragdown's own outline shows them too (issue 27): each summarised node's summary, and the made description
+    # of a document without its own in the folder's list.
+    own = Settings.from_env({**os.environ, "RAGDOWN_DOCS_DIR": str(docs), "RAGDOWN_TOOLSET": "ragdown"})
+    async with inprocess_session(own) as session:
+        outline = await session.ok("ragdown_outline", path="a.md")
+        assert "  summary: Covers the zebra crossing." in outline
+        assert "  summary: About holidays." in outline
+        folder = await session.ok("ragdown_outline")
+        assert "a.md — Handbook (" in folder
+        assert "): A handbook of staff rules." in folder
+        assert "): Its own words." in folder
 
     write(docs, "a.md", DOC.replace("Line 3 says", "Line three says"))  # changed: its summaries no longer fit
     assert await _state(docs) == ([], None, None)

@@ -7,7 +7,7 @@ caller's `view` turns them into what the endpoint shows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -72,7 +72,7 @@ def _tokens(n: int) -> str:
     return f"{n:,} tokens"
 
 
-def node_line(shown: Shown, base_depth: int = 0) -> str:
+def node_line(shown: Shown, base_depth: int = 0, summary: str | None = None) -> str:
     node = shown.node
     indent = "  " * max(0, shown.depth - base_depth)
     extra = f", {shown.below} below" if shown.below else ""
@@ -80,13 +80,21 @@ def node_line(shown: Shown, base_depth: int = 0) -> str:
     line = f"{indent}- {node.title}{kind} [{node.node_id}] L{node.start_line}-{node.end_line}, {_tokens(node.tokens)}{extra}"
     if node.key_items:
         line += f"\n{indent}  also: " + " · ".join(node.key_items)
+    if summary:
+        line += f"\n{indent}  summary: " + " ".join(summary.split())
     return line
 
 
 def document_outline_text(
-    display: str, record: FileRecord, tree: Node, depth: int, node_id: str | None
+    display: str,
+    record: FileRecord,
+    tree: Node,
+    depth: int,
+    node_id: str | None,
+    summaries: Mapping[str, str] | None = None,
 ) -> str:
-    """A document's outline as text: a header, then one line per node to `depth` (from `node_id` if given)."""
+    """A document's outline as text: a header, then one line per node to `depth` (from `node_id` if given),
+    each with the summary `ragdown index --summary-model` kept for it (`summaries`, by node id), if any."""
     start = find_node(tree, node_id, display) if node_id else tree
     shown = cut(start, depth, include_start=start is not tree)
     total = tree.count() + 1
@@ -100,7 +108,8 @@ def document_outline_text(
     if tree.key_items and start is tree:
         lines.append("also: " + " · ".join(tree.key_items))
     base = shown[0].depth if shown else 0
-    lines.extend(node_line(s, base) for s in shown)
+    kept = summaries or {}
+    lines.extend(node_line(s, base, kept.get(s.node.node_id)) for s in shown)
     if not shown:
         lines.append("(one section: read it whole)")
     lines.append(
@@ -145,9 +154,11 @@ def folder_outline_text(
     base: str,
     depth: int,
     heading: str,
+    descriptions: Mapping[str, str] | None = None,
 ) -> str:
-    """The folder tree under `base` (docs-relative, '' for all): its documents (title, tokens, description)
-    and subfolders (documents, tokens), opened `depth` levels down; deeper folders are one line each."""
+    """The folder tree under `base` (docs-relative, '' for all): its documents (title, tokens, description,
+    else the one `ragdown index --summary-model` made: `descriptions`, by path) and subfolders (documents,
+    tokens), opened `depth` levels down; deeper folders are one line each."""
     root = _grouped(records, tokens, base.strip("/"))
     plural = "s" if root.documents != 1 else ""
     lines = [f"{heading}: {root.documents} document{plural}, {_tokens(root.tokens)}"]
@@ -155,7 +166,8 @@ def folder_outline_text(
     def render(directory: _Dir, level: int) -> None:
         indent = "  " * level
         for record in sorted(directory.docs, key=lambda r: r.path.lower()):
-            desc = f": {record.description}" if record.description else ""
+            description = record.description or (descriptions or {}).get(record.path)
+            desc = f": {description}" if description else ""
             size = _tokens(tokens.get(record.path, 0))
             lines.append(f"{indent}{view(record.path)} — {record.title} ({size}){desc}")
         for name in sorted(directory.dirs, key=str.lower):

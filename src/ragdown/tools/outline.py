@@ -14,6 +14,8 @@ from pydantic import Field
 
 from ragdown.core.errors import Refusal, bad_request, not_found
 from ragdown.core.paths import normalise_prefix
+from ragdown.documents import decode_text
+from ragdown.documents.tree import Node
 from ragdown.search.outline import (
     DEFAULT_DEPTH,
     DEPTH_RANGE,
@@ -23,9 +25,13 @@ from ragdown.search.outline import (
 )
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import FileRecord
+from ragdown.storage.summaries import FILE_NAME as SUMMARIES_FILE
+from ragdown.storage.summaries import generated_descriptions, kept_summaries
 from ragdown.tools.base import Annotations, Args, ToolSpec
 from ragdown.tools.context import ToolContext
-from ragdown.tools.read import locate_document
+from ragdown.tools.read import file_lines, locate_document
+from ragdown.vault.sandbox import read_plain
 
 
 class OutlineArgs(Args):
@@ -55,6 +61,21 @@ def not_indexed(store: IndexStore, docs_path: str, shown: str) -> Refusal:
     return not_found(f"{shown} is not indexed yet: sync the index (ragdown_reindex), then try again")
 
 
+def _summaries(ctx: ToolContext, docs_path: str, tree: Node) -> dict[str, str]:
+    """The node summaries `ragdown index --summary-model` kept for this document, if it made any."""
+    data_dir = ctx.engine.data_dir
+    if not (data_dir / SUMMARIES_FILE).exists():
+        return {}
+    data = read_plain(ctx.docs_root, docs_path)
+    return kept_summaries(data_dir, None if data is None else file_lines(decode_text(data)[0]), tree)
+
+
+def _descriptions(ctx: ToolContext, records: list[FileRecord]) -> dict[str, str]:
+    """The descriptions it made for documents without their own (by path)."""
+    data_dir = ctx.engine.data_dir
+    return generated_descriptions(data_dir, records) if (data_dir / SUMMARIES_FILE).exists() else {}
+
+
 def outline_text(ctx: ToolContext, a: OutlineArgs) -> str:
     store = ctx.store()
     scope = ctx.scope
@@ -64,7 +85,9 @@ def outline_text(ctx: ToolContext, a: OutlineArgs) -> str:
         if record is None or tree is None:
             raise not_indexed(store, docs_path, scope.view(docs_path))
         shown = scope.view(docs_path)
-        text = document_outline_text(shown, record, tree, a.depth, a.node_id)
+        text = document_outline_text(
+            shown, record, tree, a.depth, a.node_id, _summaries(ctx, docs_path, tree)
+        )
         node = f" node_id={a.node_id!r}" if a.node_id else ""
         return page(text, a.part, lambda k: f"ragdown_outline path={shown!r}{node} depth={a.depth} part={k}")
     if a.node_id:
@@ -74,7 +97,8 @@ def outline_text(ctx: ToolContext, a: OutlineArgs) -> str:
     records = store.list_files(flt)
     base = "" if scope.is_root else scope.docs_path(prefix) if prefix else scope.prefix
     heading = prefix or (scope.settings().title if scope.folder else scope.root.name)
-    text = folder_outline_text(records, store.document_tokens(flt), scope.view, base, a.depth, heading)
+    made = _descriptions(ctx, records)
+    text = folder_outline_text(records, store.document_tokens(flt), scope.view, base, a.depth, heading, made)
     where = f" path_prefix={prefix!r}" if prefix else ""
     return page(text, a.part, lambda k: f"ragdown_outline{where} depth={a.depth} part={k}")
 
