@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from ragdown.cli.main import _engine
+from ragdown.cli.local import open_engine
 from ragdown.core.config import Settings
 from ragdown.tools.cli_answers import SearchRequest, search_output
 
@@ -34,7 +34,7 @@ def main() -> None:
     settings = Settings.from_env()
     rss("imports", 0.0)
     t = time.perf_counter()
-    engine = _engine(settings, vault)
+    engine = open_engine(settings, vault)
     rss("engine open", time.perf_counter() - t)
     t = time.perf_counter()
     engine.sync()

@@ -106,15 +106,15 @@ def run_retrieve(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from ragdown.access.scope import Scope
-    from ragdown.cli.main import _engine
+    from ragdown.cli.local import open_engine
     from ragdown.engine.runtime import Runtime
     from ragdown.llm.ratelimit import RateLimiter
-    from ragdown.llm.retrieve import retrieve
     from ragdown.tools.context import ToolContext
+    from ragdown.toolsets.markindex_loop import retrieve
 
     model = model_for(settings, args.model, RateLimiter(args.rpm, args.tpm))
     try:
-        engine = _engine(settings, args.dir)
+        engine = open_engine(settings, args.dir)
         try:
             if engine.indexer is not None:
                 engine.sync()
@@ -149,12 +149,13 @@ def run_summaries(settings: Settings, args: argparse.Namespace) -> None:
     """After `index`: the summaries `--summary-model` asks for (or, with `--estimate`, their cost)."""
     if not args.summary_model:  # before any import: a plain index loads nothing of this
         return
-    from ragdown.cli.main import _engine
+    from ragdown.cli.local import open_engine
     from ragdown.llm.ratelimit import RateLimiter
-    from ragdown.llm.summaries import FILE_NAME, Placement, SummaryStore, estimate_text, plan, summarise
+    from ragdown.llm.summaries import estimate_text, plan, summarise
+    from ragdown.storage.summaries import FILE_NAME, Placement, SummaryStore
 
     out = sys.stderr if args.json else sys.stdout  # --json keeps the report on stdout's last line
-    engine = _engine(settings, args.dir)
+    engine = open_engine(settings, args.dir)
     try:
         existing = SummaryStore.open_existing(engine.data_dir)
         placed: list[Placement] = []

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragdown import __version__
+from ragdown.cli.local import open_engine
 from ragdown.search.outline import DEFAULT_DEPTH
 
 if TYPE_CHECKING:
@@ -92,36 +93,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _engine(
-    settings: Settings, directory: Path, ignore: Sequence[str] = (), setext: bool | None = None
-) -> Engine:
-    from ragdown.core.config import ConfigError
-    from ragdown.engine.engine import Engine
-    from ragdown.engine.setext import with_setext
-    from ragdown.tools.cli_answers import answer
-
-    if not directory.is_dir():
-        raise ConfigError(f"not a directory: {directory}")
-    engine = Engine(
-        with_setext(settings.with_docs_dir(directory), directory.resolve(), "stdio", setext),
-        "stdio",
-        docs_dir=directory,
-        ignore=tuple(ignore),
-        cli_answer=answer,
-    )
-    engine.start(background=False, initial_sync=False, watch=False)
-    if engine.error:
-        raise SystemExit(f"ragdown: {engine.error}")
-    if ignore and engine.role == "reader":  # the running primary syncs with its own rules, not these
-        engine.close()
-        raise ConfigError(
-            f"--ignore applies only when this command indexes {directory} itself, and a running ragdown "
-            "indexes it now: add the patterns to the folder's .ragdownignore instead (that process follows "
-            "it at once), or stop that process first"
-        )
-    return engine
-
-
 def _ask_primary(settings: Settings, directory: Path, payload: dict[str, Any]) -> str | None:
     """What a running primary of `directory` answers to a CLI op (`commands.answer`): the exact output.
     None when no process serves the folder, or the one that does declines: the CLI then works alone."""
@@ -169,7 +140,7 @@ def _index(settings: Settings, args: argparse.Namespace) -> int:
     if output is None:
         from ragdown.tools.cli_answers import index_output, sync_warnings
 
-        engine = _engine(settings, args.dir, args.ignore, args.setext)
+        engine = open_engine(settings, args.dir, args.ignore, args.setext)
         try:
             if engine.indexer is not None and sys.stderr.isatty():
                 report = _index_with_progress(engine, args.full)
@@ -231,7 +202,7 @@ def _search(settings: Settings, args: argparse.Namespace) -> int:
 
         request = SearchRequest(args.query, args.top_k, args.path_prefix, args.tag, args.json)
         check_search(request)  # before the index (and the model) is opened
-        engine = _engine(settings, args.dir)
+        engine = open_engine(settings, args.dir)
         try:
             output = search_output(settings, engine, request)
         finally:
@@ -252,7 +223,7 @@ def _outline(settings: Settings, args: argparse.Namespace) -> int:
     from ragdown.tools.outline import OutlineArgs, outline_text
     from ragdown.tools.read import locate_document
 
-    engine = _engine(settings, args.dir)
+    engine = open_engine(settings, args.dir)
     try:
         if engine.indexer is not None:
             engine.sync()

@@ -1,5 +1,5 @@
 """`ragdown eval --mode agent --model P:M`: MarkIndex's agent-mode evaluation. Each question goes through the
-`retrieve` loop (`llm/retrieve.py`: the model walks the markindex tools over the indexed folder) and its
+`retrieve` loop (`toolsets/markindex_loop.py`: the model walks the markindex tools over the indexed folder) and its
 evidence, in the order found, is graded as the hits are in the other modes (`metrics.grade`, every piece
 cited: no top-k). Beside the usual metrics the report carries MarkIndex's agent fields, overall and per
 language: hit rate (a piece of evidence lands on the gold), mean steps (model calls) and tool calls, mean
@@ -17,8 +17,8 @@ from typing import Any
 from ragdown.evaluation.metrics import Report
 from ragdown.evaluation.questions import Question, ResultHit
 from ragdown.llm.providers import ChatModel
-from ragdown.llm.retrieve import Retrieval, retrieve
 from ragdown.tools.context import ToolContext
+from ragdown.toolsets.markindex_loop import Retrieval, retrieve
 
 
 @dataclass

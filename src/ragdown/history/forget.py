@@ -12,11 +12,6 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragdown.history.store import HistoryStore
 
 log = logging.getLogger(__name__)
 
@@ -26,57 +21,44 @@ _OLD = (
 )
 
 
-def prune(store: HistoryStore, now: float | None = None) -> int:
-    """Drop versions older than `keep_days` beyond the newest `keep` of each document, and every version of
-    a document in the trash longer than `trash_days` (when set); then the blobs they alone used. Returns how
-    many versions were dropped."""
-    at = time.time() if now is None else now
-    cutoff = at - store.keep_days * 86400
-    with store._write() as conn:
-        hashes = {str(h) for (h,) in conn.execute(f"SELECT DISTINCT hash {_OLD}", (cutoff, store.keep))}
-        dropped = max(0, conn.execute(f"DELETE {_OLD}", (cutoff, store.keep)).rowcount)
-        if store.trash_days is not None:
-            old = conn.execute(
-                "SELECT id FROM docs WHERE deleted_at IS NOT NULL AND deleted_at < ?",
-                (at - store.trash_days * 86400,),
-            ).fetchall()
-            dropped += drop(conn, [int(i) for (i,) in old])
-        drop_blobs(conn, hashes)
-    if dropped:
-        flush(store)
+def prune(conn: sqlite3.Connection, now: float, keep_days: float, keep: int, trash_days: float | None) -> int:
+    """In a write transaction: drop versions older than `keep_days` beyond the newest `keep` of each
+    document, and every version of a document in the trash longer than `trash_days` (when set); then the
+    blobs they alone used. Returns how many versions were dropped."""
+    cutoff = now - keep_days * 86400
+    hashes = {str(h) for (h,) in conn.execute(f"SELECT DISTINCT hash {_OLD}", (cutoff, keep))}
+    dropped = max(0, conn.execute(f"DELETE {_OLD}", (cutoff, keep)).rowcount)
+    if trash_days is not None:
+        old = conn.execute(
+            "SELECT id FROM docs WHERE deleted_at IS NOT NULL AND deleted_at < ?", (now - trash_days * 86400,)
+        ).fetchall()
+        dropped += drop(conn, [int(i) for (i,) in old])
+    drop_blobs(conn, hashes)
     return dropped
 
 
-def purge(store: HistoryStore, path: str) -> bool:
-    """Forget the document followed at `path` (live or in the trash) for good: every version of it and the
-    bytes no other version has. False when none is followed there."""
-    if not store.exists:
+def purge(conn: sqlite3.Connection, path: str) -> bool:
+    """In a write transaction: forget the document followed at `path` (live or in the trash) for good, every
+    version of it and the bytes no other version has. False when none is followed there."""
+    row = conn.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
+    if row is None:
         return False
-    with store._write() as conn:
-        row = conn.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
-        if row is None:
-            return False
-        drop(conn, [int(row[0])])
-    flush(store)
+    drop(conn, [int(row[0])])
     return True
 
 
-def purge_under(store: HistoryStore, prefix: str, *, trash_only: bool = False) -> list[str]:
-    """Forget every document under the folder `prefix` (docs-relative, not empty) for good, live or in the
-    trash; only those in the trash with `trash_only` (a folder's trash emptied). Their paths."""
+def purge_under(conn: sqlite3.Connection, prefix: str, *, trash_only: bool = False) -> list[str]:
+    """In a write transaction: forget every document under the folder `prefix` (docs-relative, not empty)
+    for good, live or in the trash; only those in the trash with `trash_only` (a folder's trash emptied).
+    Their paths."""
     folder = prefix.strip("/")
     if not folder:
         raise ValueError("name a folder to purge under")
-    if not store.exists:
-        return []
     sql = "SELECT id, path FROM docs WHERE path >= ? AND path < ?"
     if trash_only:
         sql += " AND deleted_at IS NOT NULL"
-    with store._write() as conn:
-        rows = conn.execute(sql + " ORDER BY path", (folder + "/", folder + "0")).fetchall()
-        drop(conn, [int(i) for i, _ in rows])
-    if rows:
-        flush(store)
+    rows = conn.execute(sql + " ORDER BY path", (folder + "/", folder + "0")).fetchall()
+    drop(conn, [int(i) for i, _ in rows])
     return [str(p) for _, p in rows]
 
 
@@ -100,11 +82,11 @@ def drop_blobs(conn: sqlite3.Connection, hashes: set[str]) -> None:
         )
 
 
-def flush(store: HistoryStore) -> None:
+def flush(conn: sqlite3.Connection) -> None:
     """Carry the pages a purge or prune overwrote into the database file and empty the WAL, which still held
     them as they were. A reader in another process in the middle of a read can keep the WAL's frames a
     moment longer: SQLite's next checkpoint (or the next purge's) finishes the job."""
     try:
-        store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.Error as err:
         log.warning("the history's checkpoint after a purge failed: %s", err)

@@ -582,13 +582,32 @@ class HistoryStore:
         """Drop versions older than `keep_days` beyond the newest `keep` of each document, and every version
         of a document in the trash longer than `trash_days` (when set); then unused blobs. Returns how many
         versions were dropped (`forget.prune`)."""
-        return forget.prune(self, now)
+        at = time.time() if now is None else now
+        with self._write() as conn:
+            dropped = forget.prune(conn, at, self.keep_days, self.keep, self.trash_days)
+        if dropped:
+            forget.flush(self._conn())
+        return dropped
 
     def purge(self, path: str) -> bool:
         """Forget the document followed at `path`, live or in the trash, for good; False when none is
         followed there (`forget.purge`)."""
-        return forget.purge(self, path)
+        if not self.exists:
+            return False
+        with self._write() as conn:
+            found = forget.purge(conn, path)
+        if found:
+            forget.flush(self._conn())
+        return found
 
     def purge_under(self, prefix: str, *, trash_only: bool = False) -> list[str]:
         """Forget every document under a folder, or only its trash, for good (`forget.purge_under`)."""
-        return forget.purge_under(self, prefix, trash_only=trash_only)
+        if not prefix.strip("/"):
+            raise ValueError("name a folder to purge under")
+        if not self.exists:
+            return []
+        with self._write() as conn:
+            paths = forget.purge_under(conn, prefix, trash_only=trash_only)
+        if paths:
+            forget.flush(self._conn())
+        return paths

@@ -11,7 +11,6 @@ counts them) without calling anything.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,13 +21,12 @@ from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, estimate_tokens
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.lexical import lexical_text
+from ragdown.storage.summaries import Placement, SummaryStore, node_key
 from ragdown.tools.read import file_lines
 from ragdown.vault.sandbox import read_plain
 
 from .providers import ChatModel, LLMError, Turn
 
-FILE_NAME = "summaries.sqlite"
 MIN_TOKENS = 200
 MAX_PROMPT_CHARS = 32_000  # a node's text is cut here (MarkIndex's 8,000-token node)
 OPENING_CHARS = 4_000
@@ -56,82 +54,6 @@ class Job:
         return estimate_tokens(SYSTEM + self.prompt)
 
 
-class SummaryStore:
-    """The side table: `(kind, key) -> summary`."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS summaries (kind TEXT NOT NULL, key TEXT NOT NULL, model TEXT NOT NULL, "
-            "text TEXT NOT NULL, PRIMARY KEY (kind, key))"
-        )
-        # Where each summarised text sat at the last `index --summary-model`: a document's file hash then,
-        # so a placement is used only while the document is unchanged (`summary_index.py`).
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS placed (path TEXT NOT NULL, file_hash TEXT NOT NULL, kind TEXT NOT NULL, "
-            "node_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (path, kind, node_id))"
-        )
-        self._db.execute("CREATE INDEX IF NOT EXISTS placed_key ON placed (kind, key)")
-        # The summaries' words as the index reads text (`lexical_text`), for BM25 at MarkIndex's 2x.
-        self._db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS summary_fts USING fts5(kind UNINDEXED, key UNINDEXED, text)"
-        )
-        (fts,) = self._db.execute("SELECT count(*) FROM summary_fts").fetchone()
-        (kept,) = self._db.execute("SELECT count(*) FROM summaries").fetchone()
-        if fts != kept:  # summaries kept before the words were: index them once
-            self._db.execute("DELETE FROM summary_fts")
-            for kind, key, text in self._db.execute("SELECT kind, key, text FROM summaries").fetchall():
-                self._db.execute("INSERT INTO summary_fts VALUES (?, ?, ?)", (kind, key, lexical_text(text)))
-        self._db.commit()
-
-    @property
-    def db(self) -> sqlite3.Connection:
-        return self._db
-
-    @classmethod
-    def open_existing(cls, data_dir: Path) -> SummaryStore | None:
-        path = data_dir / FILE_NAME
-        return cls(path) if path.exists() else None
-
-    def get(self, kind: str, key: str) -> str | None:
-        row = self._db.execute(
-            "SELECT text FROM summaries WHERE kind = ? AND key = ?", (kind, key)
-        ).fetchone()
-        return str(row[0]) if row else None
-
-    def put(self, kind: str, key: str, model: str, text: str) -> None:
-        self._db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?)", (kind, key, model, text))
-        self._db.execute("DELETE FROM summary_fts WHERE kind = ? AND key = ?", (kind, key))
-        self._db.execute("INSERT INTO summary_fts VALUES (?, ?, ?)", (kind, key, lexical_text(text)))
-        self._db.commit()
-
-    def place(self, placements: list[Placement]) -> None:
-        """Where the summarised texts sit now: every document's placements replaced, gone ones dropped."""
-        with self._db:
-            self._db.execute("DELETE FROM placed")
-            self._db.executemany("INSERT OR REPLACE INTO placed VALUES (?, ?, ?, ?, ?)", placements)
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def node_key(lines: list[str], node: Node) -> str:
-    return sha256_hex("\n".join(lines[node.start_line - 1 : node.end_line]).encode())
-
-
-def node_summaries(store: SummaryStore | None, lines: list[str], nodes: list[Node]) -> dict[str, str]:
-    """The summaries kept for `nodes` (by node id), their text being `lines`' ranges."""
-    if store is None:
-        return {}
-    out = {}
-    for node in nodes:
-        text = store.get("node", node_key(lines, node))
-        if text:
-            out[node.node_id] = text
-    return out
-
-
 def document_lines(docs_root: Path, docs_path: str) -> list[str] | None:
     data = read_plain(docs_root, docs_path)
     return None if data is None else file_lines(decode_text(data)[0])
@@ -150,9 +72,6 @@ def jobs_of(docs_path: str, lines: list[str], tree: Node) -> Iterator[Job]:
         doc=docs_path, outline=outline[:OPENING_CHARS], text=whole[:OPENING_CHARS]
     )
     yield Job("document", docs_path, "", sha256_hex(whole.encode()), prompt)
-
-
-Placement = tuple[str, str, str, str, str]  # path, file hash, kind, node id ("" for a document), key
 
 
 def plan(

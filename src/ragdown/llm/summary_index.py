@@ -17,9 +17,7 @@ from pathlib import Path
 from ragdown.search.query import fts_match
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.filter_sql import FileFilter
-from ragdown.storage.records import FileRecord
-
-from .summaries import SummaryStore
+from ragdown.storage.summaries import SummaryStore
 
 SUMMARY_WEIGHT = 2.0  # MarkIndex: titles 10x, merged headings 5x, summaries 2x, body 1x
 
@@ -77,22 +75,3 @@ def with_summaries(
     for cid, score in summaries:
         scores[cid] = scores.get(cid, 0.0) + SUMMARY_WEIGHT * score
     return sorted(scores.items(), key=lambda x: -x[1])
-
-
-def generated_descriptions(data_dir: Path, records: Sequence[FileRecord]) -> dict[str, str]:
-    """The generated description of each of `records` that has none of its own (by path); {} without
-    summaries."""
-    lacking = {r.path: r.hash for r in records if not r.description}
-    if not lacking:
-        return {}
-    cache = SummaryStore.open_existing(data_dir)
-    if cache is None:
-        return {}
-    try:
-        rows = cache.db.execute(
-            "SELECT p.path, p.file_hash, s.text FROM placed p JOIN summaries s ON s.kind = p.kind AND "
-            "s.key = p.key WHERE p.kind = 'document'"
-        ).fetchall()
-    finally:
-        cache.close()
-    return {path: str(text) for path, file_hash, text in rows if lacking.get(path) == file_hash}

@@ -16,7 +16,7 @@ from ragdown.documents import decode_text
 from ragdown.documents.frontmatter import load_yaml_mapping
 from ragdown.storage.query_sql import AllOf, AnyOf, Cond, NoneOf, Prop, SortKey, Tag, Under
 from ragdown.tools.context import ToolContext
-from ragdown.tools.query import Conditions, Plan, QueryArgs, field_of, sort_keys
+from ragdown.tools.query_plan import Conditions, Plan, QueryArgs, field_of, sort_keys
 from ragdown.vault.sandbox import read_plain
 
 _TOKEN = re.compile(

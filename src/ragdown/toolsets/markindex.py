@@ -28,11 +28,13 @@ from ragdown.core.errors import Refusal, bad_request
 from ragdown.core.paths import normalise_prefix
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node, build_tree
-from ragdown.llm.summaries import FILE_NAME as SUMMARIES_FILE_NAME
 from ragdown.search.format import iso
 from ragdown.search.outline import DEFAULT_DEPTH, DEPTH_RANGE, MAX_ANSWER_CHARS, cut
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.records import FileRecord
+from ragdown.storage.summaries import FILE_NAME as SUMMARIES_FILE_NAME
+from ragdown.storage.summaries import generated_descriptions
+from ragdown.storage.summaries import kept_summaries as stored_summaries
 from ragdown.tools.base import Annotations, Args, Failure, ToolSpec
 from ragdown.tools.context import ToolContext
 from ragdown.tools.outline import not_indexed
@@ -184,25 +186,18 @@ def _structure_parts(
 
 
 def kept_summaries(ctx: ToolContext, docs_path: str, start: Node) -> dict[str, str]:
-    """The node summaries `ragdown index --summary-model` kept for `start`'s subtree (`llm/summaries.py`)."""
-    from ragdown.llm.summaries import SummaryStore, document_lines, node_summaries
-
-    cache = SummaryStore.open_existing(ctx.engine.data_dir)
-    if cache is None:
+    """The node summaries `ragdown index --summary-model` kept for `start`'s subtree (`storage/summaries.py`)."""
+    if not (ctx.engine.data_dir / SUMMARIES_FILE_NAME).exists():
         return {}
-    try:
-        lines = document_lines(ctx.docs_root, docs_path)
-        return node_summaries(cache, lines, start.walk()) if lines is not None else {}
-    finally:
-        cache.close()
+    data = read_plain(ctx.docs_root, docs_path)
+    lines = None if data is None else file_lines(decode_text(data)[0])
+    return stored_summaries(ctx.engine.data_dir, lines, start)
 
 
 def _generated(ctx: ToolContext, records: Sequence[FileRecord]) -> dict[str, str]:
     """The descriptions `index --summary-model` made for documents without their own (by path)."""
     if not (ctx.engine.data_dir / SUMMARIES_FILE_NAME).exists():
         return {}
-    from ragdown.llm.summary_index import generated_descriptions
-
     return generated_descriptions(ctx.engine.data_dir, records)
 
 

@@ -1,6 +1,6 @@
 """MarkIndex's `retrieve()` as a tool of the `markindex` set: the model configured for the server
 (`RAGDOWN_LLM_MODEL`, at `RAGDOWN_LLM_URL` with `RAGDOWN_LLM_API_KEY`) walks the set's five tools over the
-endpoint's scope and the answer is evidence only, original lines re-read by range (`llm/retrieve.py`), with
+endpoint's scope and the answer is evidence only, original lines re-read by range (`toolsets/markindex_loop.py`), with
 usage, steps and why it stopped, in MarkIndex's envelope.
 
 The seed names the library function `retrieve` and no MCP tool for it, so the tool takes that name and the
@@ -37,7 +37,7 @@ class RetrieveArgs(Args):
 
 def run_retrieve(ctx: ToolContext, a: RetrieveArgs) -> str:
     from ragdown.llm.providers import open_model
-    from ragdown.llm.retrieve import retrieve
+    from ragdown.toolsets.markindex_loop import retrieve
 
     settings = ctx.runtime.settings
     if not settings.llm_model:  # not listed then; a guard all the same

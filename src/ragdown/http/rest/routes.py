@@ -73,7 +73,8 @@ from ragdown.http.rest.models import (
 from ragdown.tools.changes import CHANGES, ChangesArgs
 from ragdown.tools.history import HISTORY, DiffArgs, RestoreArgs
 from ragdown.tools.outline import OUTLINE, OutlineArgs
-from ragdown.tools.query import QUERY, QueryArgs
+from ragdown.tools.query import QUERY
+from ragdown.tools.query_plan import QueryArgs
 from ragdown.tools.read import RECALL, RecallArgs
 from ragdown.tools.related import RELATED, RelatedArgs
 from ragdown.tools.write import EditArgs

@@ -17,13 +17,12 @@ from typing import Any
 from ragdown.core.errors import Refusal
 from ragdown.documents import decode_text
 from ragdown.documents.tree import Node
+from ragdown.llm.providers import ChatModel, ToolDef, Turn, Usage
 from ragdown.tools.base import Args, Failure, refuse_invalid
 from ragdown.tools.context import ToolContext
 from ragdown.tools.read import file_lines, locate_document
 from ragdown.toolsets import markindex
 from ragdown.vault.sandbox import read_plain
-
-from .providers import ChatModel, ToolDef, Turn, Usage
 
 DEFAULT_MAX_STEPS = 12
 DEFAULT_MAX_INPUT_TOKENS = 200_000
