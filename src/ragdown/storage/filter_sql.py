@@ -51,6 +51,9 @@ class SqlDialect:
     """What follows a LIKE pattern so that `escape_like`'s backslashes escape (PostgreSQL's default)."""
     json_lists: bool
     """SQLite takes a list as one JSON text (`json_each`); PostgreSQL takes an array (`= ANY`)."""
+    props_sort: str = "props"
+    """`props` as a sort look-up reads it: SQLite's planner, without statistics, reads a `min(text)` from the
+    text index's whole key range unless told to seek the covering (key, file_id, ...) index."""
 
     def in_list(self, column: str, values: Sequence[str], *, negate: bool = False) -> tuple[str, Any]:
         """`column` among `values` (or not, with `negate`), as a clause and its one parameter."""
@@ -63,7 +66,14 @@ class SqlDialect:
         return (f"NOT ({clause})" if negate else clause), list(values)
 
 
-SQLITE = SqlDialect(placeholder="?", true="1", false="0", like_escape=" ESCAPE '\\'", json_lists=True)
+SQLITE = SqlDialect(
+    placeholder="?",
+    true="1",
+    false="0",
+    like_escape=" ESCAPE '\\'",
+    json_lists=True,
+    props_sort="props INDEXED BY props_sort",
+)
 POSTGRES = SqlDialect(placeholder="%s", true="TRUE", false="FALSE", like_escape="", json_lists=False)
 
 

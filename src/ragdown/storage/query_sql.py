@@ -168,28 +168,43 @@ def query_sql(
     w = _Writer(dialect)
     clause = w.cond(where)
     count_sql = f"SELECT count(*) FROM files f WHERE {clause}"
-    # A property's sort value joined once per key (a subquery per row and comparison costs seconds).
-    joins: list[str] = []
-    join_params: list[Any] = []
-    order: list[str] = []
-    for n, key in enumerate(sort):
+    # The page's ids are sorted first (narrow rows), then joined to their files. A property's sort value is
+    # a correlated look-up in the covering index props(key, file_id, num, text): a seek per matching row,
+    # where aggregating the key over every file first cost tens to hundreds of ms at 10,000 notes.
+    sort_params: list[Any] = []
+    keys: list[tuple[str, str]] = []  # (expression, ordering suffix)
+    for key in sort:
         direction = "DESC" if key.descending else "ASC"
         if key.prop:
             pick = "max" if key.descending else "min"
-            joins.append(
-                f" LEFT JOIN (SELECT file_id, {pick}(num) AS n, {pick}(text) AS t FROM props WHERE key ="
-                f" {dialect.placeholder} GROUP BY file_id) s{n} ON s{n}.file_id = f.id"
-            )
-            join_params.append(key.by)
-            order += [f"s{n}.n {direction} NULLS LAST", f"s{n}.t {direction} NULLS LAST"]
+            for column in ("num", "text"):
+                keys.append(
+                    (
+                        f"(SELECT {pick}({column}) FROM {dialect.props_sort} WHERE key = {dialect.placeholder}"
+                        " AND file_id = f.id)",
+                        f"{direction} NULLS LAST",
+                    )
+                )
+                sort_params.append(key.by)
         elif key.by in SORT_COLUMNS:
-            order.append(f"f.{key.by} {direction}")
-    order.append("f.path ASC")
+            keys.append((f"f.{key.by}", direction))
+    keys.append(("f.path", "ASC"))
+    if len(sort_params) == 0:  # files' own columns: the path index serves the usual order, no subquery
+        order = ", ".join(f"{expr} {suffix}" for expr, suffix in keys)
+        page_sql = (
+            f"SELECT {FILE_COLUMNS_F} FROM files f WHERE {clause} ORDER BY {order}"
+            f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        )
+        return count_sql, w.params, page_sql, w.params
+    inner = ", ".join(f"{expr} AS o{n}" for n, (expr, _) in enumerate(keys))
+    inner_order = ", ".join(f"o{n} {suffix}" for n, (_, suffix) in enumerate(keys))
+    outer_order = ", ".join(f"pg.o{n} {suffix}" for n, (_, suffix) in enumerate(keys))
     page_sql = (
-        f"SELECT {FILE_COLUMNS_F} FROM files f{''.join(joins)} WHERE {clause} ORDER BY {', '.join(order)}"
-        f" LIMIT {int(limit)} OFFSET {int(offset)}"
+        f"SELECT {FILE_COLUMNS_F} FROM (SELECT f.id AS pid, {inner} FROM files f WHERE {clause}"
+        f" ORDER BY {inner_order} LIMIT {int(limit)} OFFSET {int(offset)}) pg JOIN files f ON f.id = pg.pid"
+        f" ORDER BY {outer_order}"
     )
-    return count_sql, w.params, page_sql, join_params + w.params
+    return count_sql, w.params, page_sql, sort_params + w.params
 
 
 def props_sql(dialect: SqlDialect, file_ids: list[int]) -> tuple[str, list[Any]]:

@@ -14,10 +14,11 @@ from ragdown.documents.linkkey import link_key
 from ragdown.documents.model import Document, Link
 from ragdown.embedders.base import Vectors
 
-INDEX_VERSION = 5  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
+INDEX_VERSION = 6  # 2: section trees (`trees`) and each chunk's `node_id`; 3: the trigram table `chunks_tri`;
 # 4: a chunk longer than the embedder's window keeps one vector per window in its `vecs` blob; 5: frontmatter
 # properties (`props`, for `ragdown_query`: `storage/properties.py`) and the link table `links` (each file's
-# links as written, by name key)
+# links as written, by name key); 6: covering `props` indexes (kind in props_num/props_text, props_sort for
+# sorts and `contains`)
 
 META_KEYS = frozenset(
     {"embedder", "dim", "chunker_version", "index_version", "setext"}

@@ -12,9 +12,8 @@ from ragdown.storage.postgres import tsvectors as pgsearch
 from ragdown.storage.properties import property_rows
 from ragdown.storage.records import StoreError
 
-PG_SCHEMA = (
-    2  # 2: `props` (frontmatter properties, for `ragdown_query`) and `links` (each file's links as written)
-)
+PG_SCHEMA = 3  # 2: `props` (frontmatter properties, for `ragdown_query`) and `links` (each file's links as
+# written); 3: covering `props` indexes (kind in props_num/props_text, props_sort for sorts and `contains`)
 MAX_VECTOR_DIM = 2000  # HNSW on `vector`; up to 4,000 on `halfvec`; past that, exact scans
 MAX_HALFVEC_DIM = 4000
 INDEX_TABLES = ("vecs", "chunks", "trees", "props", "links", "files", "skipped", "meta")
@@ -73,8 +72,9 @@ CREATE INDEX IF NOT EXISTS links_key ON links(key);
 CREATE TABLE IF NOT EXISTS props(file_id bigint NOT NULL, key text COLLATE "C" NOT NULL, kind text NOT NULL,
   text text COLLATE "C", low text COLLATE "C", num double precision, value text NOT NULL);
 CREATE INDEX IF NOT EXISTS props_file ON props(file_id);
-CREATE INDEX IF NOT EXISTS props_num ON props(key, num, file_id);
-CREATE INDEX IF NOT EXISTS props_text ON props(key, text, file_id);
+CREATE INDEX IF NOT EXISTS props_num ON props(key, kind, num, file_id);
+CREATE INDEX IF NOT EXISTS props_text ON props(key, text, kind, file_id);
+CREATE INDEX IF NOT EXISTS props_sort ON props(key, file_id, num, text, low, kind);
 CREATE TABLE IF NOT EXISTS trees(file_id bigint PRIMARY KEY, tokens integer NOT NULL, tree text NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(
   path text COLLATE "C" PRIMARY KEY, size bigint NOT NULL, stat_mtime_ns bigint NOT NULL, reason text NOT NULL

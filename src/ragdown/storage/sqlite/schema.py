@@ -64,8 +64,9 @@ CREATE INDEX IF NOT EXISTS links_key ON links(key);
 CREATE TABLE IF NOT EXISTS props(file_id INTEGER NOT NULL, key TEXT NOT NULL, kind TEXT NOT NULL, text TEXT,
   low TEXT, num REAL, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS props_file ON props(file_id);
-CREATE INDEX IF NOT EXISTS props_num ON props(key, num, file_id);
-CREATE INDEX IF NOT EXISTS props_text ON props(key, text, file_id);
+CREATE INDEX IF NOT EXISTS props_num ON props(key, kind, num, file_id);
+CREATE INDEX IF NOT EXISTS props_text ON props(key, text, kind, file_id);
+CREATE INDEX IF NOT EXISTS props_sort ON props(key, file_id, num, text, low, kind);
 CREATE TABLE IF NOT EXISTS trees(file_id INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vecs(id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, emb BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS deleted_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL, at REAL NOT NULL);
