@@ -389,3 +389,26 @@ def test_rm_purge_and_trash_empty_delete_for_good(
     assert [e["path"] for e in ok(ragdown("trash", "lab", "--json")).json()["trash"]] == ["t2.md"]
     assert ok(ragdown("trash", "lab", "--empty")).out == "deleted 1 document for good from the trash of lab\n"
     assert ok(ragdown("trash", "lab")).out == "the trash of lab is empty\n"
+
+
+def test_query_and_related_over_their_routes(served: Served, ragdown: Ragdown) -> None:
+    ok(ragdown("login", "--url", served.url, "--key", served.writer))
+    ok(ragdown("write", "work/q/one.md", "-n", "---\nstatus: open\nrank: 2\n---\n# One\n\nThe first.\n"))
+    two = "---\nstatus: open\nrank: 1\ntags: [q]\n---\n# Two\n\nAfter [[one]].\n"
+    ok(ragdown("write", "work/q/two.md", "-n", two))
+    table = ok(
+        ragdown("query", "work/q", "--where", "status=open", "--sort", "rank", "--columns", "path,rank")
+    )
+    assert table.out.splitlines() == ["path      rank", "q/two.md  1", "q/one.md  2", "(1-2 of 2 documents)"]
+    down = ok(ragdown("query", "work", "-w", "rank >= 1", "--sort", "rank:desc", "--json", "--limit", "1")).json()
+    assert (down["total"], down["more"], [r["path"] for r in down["rows"]]) == (2, True, ["q/one.md"])
+    assert [r["path"] for r in ok(ragdown("query", "work", "--tag", "q", "--json")).json()["rows"]] == [
+        "q/two.md"
+    ]
+    assert "--where takes KEY OP VALUE" in failed(ragdown("query", "work", "--where", "rank"), 2)
+    near = ok(ragdown("related", "work/q/one.md")).out.splitlines()
+    assert near[0].startswith("work/q/two.md:8  [backlink")
+    assert near[0].endswith("  Two — After [[one]].")
+    body = ok(ragdown("related", "work/q/two.md", "--json", "--budget", "1")).json()
+    assert body["related"][0]["path"] == "q/one.md"
+    assert "name a document as FOLDER/PATH" in failed(ragdown("related", "work"), 2)

@@ -29,6 +29,8 @@ COMMANDS = (
     "trash",
     "history",
     "changes",
+    "query",
+    "related",
     "version",
     "diff",
     "restore",
@@ -202,6 +204,31 @@ def register(sub: Any) -> None:
     p.add_argument("--after-version", type=int, help="only changes after this version id")
     p.add_argument("--who", help="agent, user, web, rest, external, a tool name, or a session")
     p.add_argument("--limit", type=int, help="changes to list (1-200, default 50)")
+
+    p = command("query", "client: a folder's documents filtered and sorted by their properties, as a table")
+    p.add_argument("folder", metavar="FOLDER[/SUBFOLDER]")
+    p.add_argument(
+        "-w",
+        "--where",
+        action="append",
+        help="a condition, repeatable (all must hold): KEY=VALUE, 'KEY >= 8', 'KEY contains TEXT', 'KEY exists'",
+    )
+    p.add_argument("--where-json", help="conditions as ragdown_query's JSON (a list or one object)")
+    p.add_argument("--tag", action="append", help="only documents with this tag (nested ones too)")
+    p.add_argument("--links-to", action="append", help="only documents linking to this note")
+    p.add_argument("--sort", action="append", help="a property or column to sort by, repeatable (KEY:desc: descending)")
+    p.add_argument("--columns", help="comma-separated columns (default path, title and the where keys)")
+    p.add_argument("--base", help="an Obsidian .base file of the folder: answer its view")
+    p.add_argument("--view", help="the Base's view (default its first)")
+    p.add_argument("--limit", type=int, help="rows (1-500, default 50)")
+    p.add_argument("--offset", type=int, help="rows to skip")
+
+    p = command("related", "client: a note's neighbourhood (links, backlinks, shared tags, similar sections)")
+    p.add_argument("path", metavar="FOLDER/PATH")
+    p.add_argument("--node-id", help="a section, by its id from the outline")
+    p.add_argument("--heading", help="a section, by its heading")
+    p.add_argument("--depth", type=int, help="2: links of links too")
+    p.add_argument("--budget", type=int, help="most neighbours (1-100, default 20)")
 
     p = command("version", "client: print one version of a document")
     p.add_argument("path", metavar="FOLDER/PATH")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragdown.cli.client import rdb
+from ragdown.cli.client import extra, rdb
 from ragdown.cli.client.remote import (
     API,
     ClientError,
@@ -419,6 +419,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Remote], None]] = {
     "trash": trash,
     "history": history,
     "changes": changes,
+    "query": extra.query,
+    "related": extra.related,
     "version": version,
     "diff": diff,
     "restore": restore,
