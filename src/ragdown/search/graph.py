@@ -8,12 +8,15 @@ appears, moves or gains an alias changes where others' links point with nothing 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 
 from ragdown.documents.linkkey import document_keys
 from ragdown.search.linking import document_resolver
 from ragdown.storage.backend import IndexStore
-from ragdown.storage.records import LinkRow
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import FileRecord, LinkRow
 
 
 @dataclass(frozen=True)
@@ -61,3 +64,45 @@ def backlinks(store: IndexStore, folder: str, target: str, aliases: tuple[str, .
         if resolved is not None and resolved.path == wanted:
             out.append(Edge(row.source, target, resolved.anchor, row.line, row.text))
     return out
+
+
+@dataclass(frozen=True)
+class ScopeFiles:
+    """The documents a filter lets through, by path, and by tag (each file under every tag it has and every
+    parent of one: `project/x` under `project` too, as the tag filter matches), paths in path order."""
+
+    by_path: dict[str, FileRecord]
+    tagged: dict[str, list[str]]
+
+
+_scope_cache: weakref.WeakKeyDictionary[IndexStore, dict[FileFilter, tuple[int, ScopeFiles]]] = (
+    weakref.WeakKeyDictionary()
+)
+_scope_lock = threading.Lock()
+SCOPE_CACHE = 16  # filters (endpoints, keys) kept per store
+
+
+def scope_files(store: IndexStore, flt: FileFilter) -> ScopeFiles:
+    """`store.list_files(flt)` as path and tag maps, built once per store generation: a note's shared-tag
+    neighbours and its neighbours' titles are then dictionary look-ups, not a `LIKE` scan per tag."""
+    generation = store.generation()
+    with _scope_lock:
+        cached = _scope_cache.setdefault(store, {}).get(flt)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    files = store.list_files(flt)
+    by_path = {f.path: f for f in files}
+    tagged: dict[str, list[str]] = {}
+    for f in sorted(files, key=lambda f: f.path):
+        names = {
+            "/".join(parts[:n]) for parts in (t.split("/") for t in f.tags) for n in range(1, len(parts) + 1)
+        }
+        for name in names:
+            tagged.setdefault(name, []).append(f.path)
+    view = ScopeFiles(by_path, tagged)
+    with _scope_lock:
+        kept = _scope_cache.setdefault(store, {})
+        if len(kept) >= SCOPE_CACHE and flt not in kept:
+            kept.pop(next(iter(kept)))
+        kept[flt] = (generation, view)
+    return view

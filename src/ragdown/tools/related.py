@@ -122,10 +122,11 @@ def _backlinks(
 
 def _tagged(ctx: ToolContext, store: IndexStore, record: FileRecord) -> list[Item]:
     shared: dict[str, list[str]] = {}
+    tagged = graph.scope_files(store, ctx.scope.file_filter()).tagged
     for tag in record.tags:
-        for f in store.list_files(ctx.scope.file_filter(tag=tag), limit=TAG_SCAN):
-            if f.path != record.path:
-                shared.setdefault(f.path, []).append(tag)
+        for path in tagged.get(tag, ())[:TAG_SCAN]:
+            if path != record.path:
+                shared.setdefault(path, []).append(tag)
     ranked = sorted(shared.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return [Item(p, "tag: " + ", ".join(tags), extra={"shared_tags": len(tags)}) for p, tags in ranked]
 
@@ -173,8 +174,9 @@ def _similar(
 
 def _second(ctx: ToolContext, store: IndexStore, first: list[Item], budget: int) -> list[Item]:
     out: list[Item] = []
+    known = graph.scope_files(store, ctx.scope.file_filter()).by_path
     for near in first[:budget]:
-        near_record = store.get_file(near.path)
+        near_record = known.get(near.path) or store.get_file(near.path)
         if near_record is None:
             continue
         via = ctx.scope.view(near.path)
@@ -236,6 +238,7 @@ def _cite(ctx: ToolContext, item: Item) -> str:
 def related_text(ctx: ToolContext, a: RelatedArgs) -> str:
     path, section, items, more = related_items(ctx, a)
     store = ctx.store()
+    known = graph.scope_files(store, ctx.scope.file_filter()).by_path
     what = ctx.scope.view(path)
     if section is not None:
         what += f":{section.start_line}-{section.end_line} ({section.title.strip() or 'preface'})"
@@ -254,7 +257,7 @@ def related_text(ctx: ToolContext, a: RelatedArgs) -> str:
         }
         size = 0
         for item in items:
-            f = store.get_file(item.path)
+            f = known.get(item.path) or store.get_file(item.path)
             entry: dict[str, Any] = {
                 "path": ctx.scope.view(item.path),
                 "why": item.why,
@@ -278,7 +281,7 @@ def related_text(ctx: ToolContext, a: RelatedArgs) -> str:
     lines = [f"Related to {what}:"]
     size = len(lines[0])
     for item in items:
-        f = store.get_file(item.path)
+        f = known.get(item.path) or store.get_file(item.path)
         line = f"{_cite(ctx, item)} [{item.why}]"
         if f is not None and f.title:
             line += f" {f.title}"
