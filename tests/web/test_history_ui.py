@@ -311,3 +311,29 @@ def test_read_only_shows_the_history_and_trash_without_restore(tmp_path: Path, o
         expect(page.locator("#history-panel .version-restore")).to_have_count(0)
     finally:
         server.stop()
+
+
+def test_recent_changes_lists_who_and_sections_with_a_diff_a_click_away(
+    ui_server: UiServer, open_page: OpenPage
+) -> None:
+    path = "work/changes/Plan.md"
+    save(ui_server, path, "# Plan\n\n## Goals\n\nShip it.\n\n## Risks\n\nNone yet.\n")
+    save(ui_server, path, "# Plan\n\n## Goals\n\nShip it.\n\n## Risks\n\nThe database may fill up.\n")
+    page = open_page(ui_server, "/#/f/work")
+    page.click("#folder-changes")
+    expect(page).to_have_url(re.compile(r"#/f/work/changes$"))
+    mine = page.locator("#changes-list .change[data-path='changes/Plan.md']")
+    expect(mine).to_have_count(2)
+    newest = mine.first
+    expect(newest.locator(".change-event")).to_have_text("changed")
+    expect(newest.locator(".change-meta")).to_contain_text("by you (web)")
+    expect(newest.locator(".change-meta")).to_contain_text("v2 · ")
+    expect(newest.locator(".change-sections")).to_have_text("Sections: Risks")
+    expect(mine.last.locator(".change-event")).to_have_text("created")
+    expect(mine.last.locator(".change-diff")).to_have_count(0)
+    newest.locator(".change-diff").click()
+    expect(newest.locator(".diff-add")).to_contain_text("+The database may fill up.")
+    expect(newest.locator(".diff-del")).to_contain_text("-None yet.")
+    page.screenshot(path=str(ui_server.docs.parent / "changes.png"))
+    newest.locator(".change-diff").click()
+    expect(newest.locator(".diff-add")).to_have_count(0)

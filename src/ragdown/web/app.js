@@ -23,6 +23,7 @@ import { renderDoc } from "./view-doc.js";
 import { renderFolder } from "./view-folder.js";
 import { renderFolderSettings } from "./view-folder-settings.js";
 import { renderTrash } from "./view-trash.js";
+import { renderChanges } from "./view-changes.js";
 import { createFolder, folderBadges, renderHome } from "./view-home.js";
 import { renderSettings } from "./view-settings.js";
 import { renderUsage } from "./view-usage.js";
@@ -37,6 +38,7 @@ const VIEWS = {
   folder: renderFolder,
   "folder-settings": renderFolderSettings,
   "folder-trash": renderTrash,
+  "folder-changes": renderChanges,
   doc: renderDoc,
   edit: renderEditor,
   settings: renderSettings,

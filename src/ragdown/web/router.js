@@ -5,6 +5,7 @@
 //   #/f/<folder>            a folder: its documents and search
 //   #/f/<folder>/settings   a folder's settings and its MCP config
 //   #/f/<folder>/trash      a folder's deleted documents
+//   #/f/<folder>/changes    a folder's recent changes (?since=1d|7d|30d), each with its diff
 //   #/d/<path>?line=&end=&h= a document, scrolled to a line or a heading (&history=1: its History open)
 //   #/e/<path>              the editor
 //   #/search?q=&folder=     one search over every folder (narrowed to one by a facet)
@@ -41,6 +42,9 @@ export function parseRoute(hash) {
   if (head === "f" && rest.length === 2 && rest[1] === "trash") {
     return { name: "folder-trash", folder: rest[0], query };
   }
+  if (head === "f" && rest.length === 2 && rest[1] === "changes") {
+    return { name: "folder-changes", folder: rest[0], query };
+  }
   if ((head === "d" || head === "e") && rest.length >= 2) {
     return { name: head === "d" ? "doc" : "edit", folder: rest[0], path: rest.join("/"), query };
   }
@@ -56,6 +60,7 @@ export const routes = {
   folder: (name) => `#/f/${encodeURIComponent(name)}`,
   folderSettings: (name) => `#/f/${encodeURIComponent(name)}/settings`,
   folderTrash: (name) => `#/f/${encodeURIComponent(name)}/trash`,
+  folderChanges: (name) => `#/f/${encodeURIComponent(name)}/changes`,
   doc: (path, { line, end, h, history } = {}) => {
     const query = new URLSearchParams();
     if (line) query.set("line", String(line));

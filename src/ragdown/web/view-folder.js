@@ -52,6 +52,7 @@ export async function renderFolder(main, route, { signal }) {
           folder.mcp ? "Settings and MCP config" : "Settings: turn MCP on",
         ),
         h("a", { class: "button", href: routes.folderTrash(name), id: "folder-trash" }, "Trash"),
+        h("a", { class: "button", href: routes.folderChanges(name), id: "folder-changes" }, "Recent changes"),
       ),
       h("h2", {}, "Recently changed"),
       recentEl,
