@@ -98,3 +98,22 @@ async def test_links_resolve_against_the_documents_there_are_now(docs: Path, con
         await s.ok("ragdown_write", path="ghost2.md", text="---\naliases: [Spectre]\n---\n# Ghost\n")
         backlinks = json.loads(await s.ok("ragdown_backlinks", path="ghost2.md"))
         assert [b["path"] for b in backlinks["backlinks"]] == ["haunt.md"]
+
+
+async def test_shared_tags_and_titles_follow_a_write(docs: Path, connect: Connect) -> None:
+    """The tag and title maps are kept per store generation: a note written after a call is found (by a
+    nested tag too), under its title, and one deleted is gone."""
+    garden(docs)
+    async with connect(docs, RAGDOWN_TOOLSET="ragdown,extra") as s:
+
+        async def related() -> dict[str, Any]:
+            return dict(json.loads(await s.ok("ragdown_related", path="hub.md", format="json")))
+
+        assert "herbs.md" not in by_path(await related())
+        await s.ok(
+            "ragdown_write", path="herbs.md", text="---\ntags: [garden/herbs]\n---\n# Herbs\n\nMint.\n"
+        )
+        herbs = next(r for r in (await related())["related"] if r["path"] == "herbs.md")
+        assert (herbs["why"], herbs["title"]) == ("tag: garden", "Herbs")
+        await s.ok("ragdown_delete", path="herbs.md")
+        assert "herbs.md" not in by_path(await related())
