@@ -400,7 +400,9 @@ def test_query_and_related_over_their_routes(served: Served, ragdown: Ragdown) -
         ragdown("query", "work/q", "--where", "status=open", "--sort", "rank", "--columns", "path,rank")
     )
     assert table.out.splitlines() == ["path      rank", "q/two.md  1", "q/one.md  2", "(1-2 of 2 documents)"]
-    down = ok(ragdown("query", "work", "-w", "rank >= 1", "--sort", "rank:desc", "--json", "--limit", "1")).json()
+    down = ok(
+        ragdown("query", "work", "-w", "rank >= 1", "--sort", "rank:desc", "--json", "--limit", "1")
+    ).json()
     assert (down["total"], down["more"], [r["path"] for r in down["rows"]]) == (2, True, ["q/one.md"])
     assert [r["path"] for r in ok(ragdown("query", "work", "--tag", "q", "--json")).json()["rows"]] == [
         "q/two.md"

@@ -216,7 +216,9 @@ def register(sub: Any) -> None:
     p.add_argument("--where-json", help="conditions as ragdown_query's JSON (a list or one object)")
     p.add_argument("--tag", action="append", help="only documents with this tag (nested ones too)")
     p.add_argument("--links-to", action="append", help="only documents linking to this note")
-    p.add_argument("--sort", action="append", help="a property or column to sort by, repeatable (KEY:desc: descending)")
+    p.add_argument(
+        "--sort", action="append", help="a property or column to sort by, repeatable (KEY:desc: descending)"
+    )
     p.add_argument("--columns", help="comma-separated columns (default path, title and the where keys)")
     p.add_argument("--base", help="an Obsidian .base file of the folder: answer its view")
     p.add_argument("--view", help="the Base's view (default its first)")
