@@ -96,3 +96,25 @@ async def test_the_public_url_makes_the_links_and_bad_ids_are_clear_errors(
         blank = await client.call_tool("search", {"query": "   "})
         assert blank.is_error
         assert "blank" in text_of(blank)
+
+
+async def test_the_root_endpoint_searches_every_folder_the_key_sees(docs: Path, start_app: StartServer) -> None:
+    ops_folder(docs)
+    write(docs, "lab/.ragdown.json", json.dumps({"title": "Lab", "mcp": True}))
+    write(docs, "lab/restore-lab.md", "# Lab restore\n\nRun pg_restore in the lab.\n")
+    server = start_app(docs, RAGDOWN_ROOT_MCP="true")
+    key = server.api.post("/api/keys", json={"name": "gpt", "folders": ["ops"], "role": "read"}).json()["secret"]
+    async with mcp_client(server, "/mcp?toolset=chatgpt", token=key) as client:
+        assert sorted(t.name for t in (await client.list_tools()).tools) == ["fetch", "search"]
+        found, _ = await call(client, "search", query="pg_restore")
+        assert [r["id"] for r in found["results"]] == ["ops/backups.md"]  # lab is not the key's
+        assert found["results"][0]["url"].startswith(f"{APP_URL}/#/d/ops/backups.md?line=")
+        doc, _ = await call(client, "fetch", id="ops/backups.md")
+        assert (doc["metadata"]["folder"], doc["metadata"]["path"]) == ("ops", "backups.md")
+        assert doc["text"] == (docs / "ops/backups.md").read_text()
+        hidden = await client.call_tool("fetch", {"id": "lab/restore-lab.md"})
+        assert hidden.is_error
+        assert "Run pg_restore in the lab" not in text_of(hidden)
+    async with mcp_client(server, "/mcp?toolset=chatgpt") as client:  # the admin sees both
+        found, _ = await call(client, "search", query="pg_restore")
+        assert {r["id"] for r in found["results"]} == {"ops/backups.md", "lab/restore-lab.md"}

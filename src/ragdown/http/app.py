@@ -34,7 +34,6 @@ from ragdown.access.scope import Scope as DocScope
 from ragdown.access.scope import open_scope
 from ragdown.core.errors import (
     Refusal,
-    bad_request,
     forbidden,
     internal,
     not_found,
@@ -54,8 +53,6 @@ from ragdown.http.rest import routes as rest
 from ragdown.http.security import Guard, TrustedProxies, bearer
 from ragdown.mcpserver.server import build_server
 from ragdown.storage.records import StoreError
-from ragdown.tools.catalog import ROOT_TOOLS
-from ragdown.tools.root import with_folder
 from ragdown.vault.folders import folder_settings, list_folders
 
 log = logging.getLogger(__name__)
@@ -400,15 +397,7 @@ class RagdownApp:
         """The tool set an MCP request gets (its tools, resources, templates and prompts): `?toolset=` over
         the folder's `toolset` over `RAGDOWN_TOOLSET`."""
         if doc_scope.is_root:
-            names = toolsets.parse(asked)
-            if not set(names) <= {toolsets.DEFAULT_TOOLSET, toolsets.EXTRA_TOOLSET}:
-                raise bad_request(
-                    "the root endpoint /mcp offers ragdown's own tools only (and its extra set)"
-                )
-            extra = toolsets.SETS[toolsets.EXTRA_TOOLSET].tools if toolsets.EXTRA_TOOLSET in names else ()
-            return toolsets.Selection(
-                (toolsets.DEFAULT_TOOLSET,), (*ROOT_TOOLS, *(with_folder(t) for t in extra))
-            )
+            return toolsets.select_root(asked)
         return toolsets.select(asked or folder_toolset or self.runtime.settings.toolset)
 
     def _mcp_scope(self, path: str, access: Access) -> tuple[DocScope, str, str, str | None] | None:

@@ -186,6 +186,33 @@ class Selection:
         )
 
 
+ROOT_SETS = (DEFAULT_TOOLSET, EXTRA_TOOLSET, "chatgpt")
+
+
+def select_root(raw: str | None) -> Selection:
+    """The tools of the root endpoint `/mcp` for a `toolset` value: ragdown's own with a `folder` argument
+    (and `ragdown_folders`), its `extra` set the same way, and the `chatgpt` set, which searches every folder
+    the caller sees; no other set (their tools work in one folder)."""
+    from ragdown.tools.catalog import ROOT_TOOLS
+    from ragdown.tools.root import with_folder
+
+    names = parse(raw)
+    if not set(names) <= set(ROOT_SETS):
+        raise bad_request(
+            f"the root endpoint /mcp offers the tool sets {', '.join(ROOT_SETS)} only; the others work in one "
+            "folder: /mcp/<folder>?toolset=…"
+        )
+    tools: list[AnyTool] = []
+    for name in names:
+        if name == DEFAULT_TOOLSET:
+            tools += ROOT_TOOLS
+        elif name == EXTRA_TOOLSET:
+            tools += [with_folder(t) for t in SETS[name].tools]
+        else:
+            tools += SETS[name].tools
+    return Selection(names, tuple(tools))
+
+
 def parse(raw: str | None) -> tuple[str, ...]:
     """The set names of a `toolset` value (`markindex`, `ragdown, markindex`); unknown ones refused."""
     names = tuple(dict.fromkeys(n.strip().lower() for n in (raw or DEFAULT_TOOLSET).split(",") if n.strip()))
@@ -233,4 +260,5 @@ __all__ = [
     "ragdown_instructions",
     "root_instructions",
     "select",
+    "select_root",
 ]

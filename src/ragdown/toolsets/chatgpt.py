@@ -8,7 +8,9 @@ Results are documents, best first (ragdown's hybrid search, rolled up per docume
 fetches each document once); a result's `title` names the document and its best section. `url` is a stable
 link that opens the document at that section in ragdown's web UI (`<public URL>/#/d/<path>?line=N`), so an
 answer can cite it; a citation needs a non-empty URL, so under stdio without `RAGDOWN_PUBLIC_URL` the URL is
-the file's own `file://` URI. `id` is the document's path as the endpoint shows paths (folder-relative).
+the file's own `file://` URI. `id` is the document's path as the endpoint shows paths (folder-relative); at
+the root endpoint `/mcp?toolset=chatgpt`, which searches every folder the caller sees, it starts with the
+folder (`work/guides/restore.md`).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from urllib.parse import quote
 
 from pydantic import Field, field_validator
 
+from ragdown.access.scope import Scope
 from ragdown.core.errors import not_found
 from ragdown.documents import decode_text
 from ragdown.search.format import iso, log_hits
 from ragdown.search.hybrid import Hit
 from ragdown.tools.base import Annotations, Args, Structured, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.root import mcp_folders
 from ragdown.vault.sandbox import read_plain, resolve_in
 
 READ_ONLY = Annotations(read_only=True)
@@ -76,11 +80,36 @@ def _title(hit: Hit) -> str:
     return f"{title} › {section}" if section and section != title else title
 
 
+def _searched(ctx: ToolContext) -> Scope:
+    """Where a search looks: the endpoint's folder, or at the root endpoint every folder the caller sees
+    with MCP on, ranked together (`Scope.over`)."""
+    if ctx.scope.is_root:
+        return Scope.over(ctx.scope.root, tuple(mcp_folders(ctx.scope)))
+    return ctx.scope
+
+
+def _id(ctx: ToolContext, docs_path: str) -> str:
+    """A document's id: its path as the endpoint shows paths; at the root endpoint, folder first."""
+    return docs_path if ctx.scope.is_root else ctx.scope.view(docs_path)
+
+
+def _target(ctx: ToolContext, doc_id: str) -> Path:
+    """The file an id names, inside the endpoint's folder (at the root endpoint, inside the folder the id
+    starts with, which the caller must see)."""
+    if not ctx.scope.is_root:
+        return resolve_in(ctx.scope.dir, doc_id, markdown=True, text=True)
+    folder, _, rest = doc_id.strip("/").partition("/")
+    if not rest or folder not in mcp_folders(ctx.scope):
+        raise not_found(f"no document with id {doc_id!r}: pass an id from search's results")
+    return resolve_in(ctx.scope.root / folder, rest, markdown=True, text=True)
+
+
 async def search(ctx: ToolContext, a: SearchArgs) -> Structured:
     await ctx.ready()
     rt = ctx.runtime
     started = time.perf_counter()
-    hits = await ctx.run(ctx.engine.search, a.query, ctx.scope.file_filter(), rt.search_options(SEARCHED))
+    flt = _searched(ctx).file_filter()
+    hits = await ctx.run(ctx.engine.search, a.query, flt, rt.search_options(SEARCHED))
     best: dict[str, Hit] = {}
     for hit in hits:
         best.setdefault(hit.path, hit)
@@ -95,7 +124,7 @@ async def search(ctx: ToolContext, a: SearchArgs) -> Structured:
     )
     results = [
         {
-            "id": ctx.scope.view(hit.path),
+            "id": _id(ctx, hit.path),
             "title": _title(hit),
             "url": document_url(ctx, hit.path, hit.chunk.start_line),
         }
@@ -113,16 +142,18 @@ class FetchArgs(Args):
 
 
 def fetch(ctx: ToolContext, a: FetchArgs) -> Structured:
-    target = resolve_in(ctx.scope.dir, a.id, markdown=True)
+    target = _target(ctx, a.id)
     docs_path = target.relative_to(ctx.docs_root).as_posix()
     data = read_plain(ctx.docs_root, docs_path)
     if data is None:
         raise not_found(f"no document with id {a.id!r}: pass an id from search's results")
     text, _ = decode_text(data)
     record = ctx.store().get_file(docs_path)
-    metadata: dict[str, Any] = {"path": ctx.scope.view(docs_path), "lines": text.count("\n") + 1}
-    if ctx.scope.folder:
-        metadata["folder"] = ctx.scope.folder
+    folder = ctx.scope.folder or (docs_path.split("/", 1)[0] if ctx.scope.is_root else "")
+    shown = docs_path.split("/", 1)[1] if ctx.scope.is_root else ctx.scope.view(docs_path)
+    metadata: dict[str, Any] = {"path": shown, "lines": text.count("\n") + 1}
+    if folder:
+        metadata["folder"] = folder
     if record is not None:
         metadata.update(
             {
