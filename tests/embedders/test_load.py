@@ -33,7 +33,7 @@ def test_an_unknown_name_lists_the_accepted_ones(tmp_path: Path) -> None:
         "onnx:<dir>",
     ):
         assert name in message
-    assert set(KNOWN_EMBEDDERS) == {*CATALOG, "hash", "openai:<model>", "onnx:<dir>"}
+    assert set(KNOWN_EMBEDDERS) == {*CATALOG, "multilingual", "hash", "openai:<model>", "onnx:<dir>"}
     assert not any(tmp_path.iterdir())
 
 

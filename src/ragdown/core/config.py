@@ -29,7 +29,16 @@ Where = Literal["env", "server", "folder"]  # env only; also saved from the web 
 
 DEFAULT_EMBEDDER = "granite-small"
 OFFLINE_EMBEDDER = "minilm"  # installed with ragdown[offline]: used when the default cannot load
-EMBEDDER_CHOICES = ("granite-small", "bge-small", "embeddinggemma", "minilm", "hash")
+EMBEDDER_CHOICES = (
+    "granite-small",
+    "bge-small",
+    "embeddinggemma",
+    "minilm",
+    "multilingual",
+    "multilingual-e5-small",
+    "granite-multilingual",
+    "hash",
+)
 DEFAULT_EMBEDDING_URL = "https://api.openai.com/v1"
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 SEARCH_TOP_K = (1, 50)  # hits one search may ask for (ragdown_recall, /api/search, the CLI)
@@ -232,7 +241,8 @@ SETTINGS: tuple[Setting, ...] = (
             "With RAGDOWN_DATABASE_URL: candidates a dense search walks (pgvector's hnsw.ef_search): more "
             "finds more of the true nearest sections, more slowly.", minimum=1, maximum=1000),
     Setting("embedder", "RAGDOWN_EMBEDDER", "str", DEFAULT_EMBEDDER, "Embedder",
-            "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), openai:<model> or "
+            "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), multilingual (ragdown[multilingual]: "
+            "Chinese and ~100 languages, offline), multilingual-e5-small, granite-multilingual, openai:<model> or "
             "onnx:<dir>. A new one is loaded first, then the index is rebuilt with it.",
             choices=EMBEDDER_CHOICES, where=_SERVER),
     Setting("embedding_url", "RAGDOWN_EMBEDDING_URL", "str", DEFAULT_EMBEDDING_URL, "Embedding URL",

