@@ -164,7 +164,7 @@ CATALOG: dict[str, CatalogModel] = {
     ),
     # The hub's multilingual models, for users who can download (neither is reachable from the machines
     # ragdown is measured on, so their floors are e5's measured through `multilingual`, the same model in
-    # 4 bits, and granite-small's for granite's: docs/benchmarks.md section 24).
+    # 4 bits, and granite-small's for granite's: docs/benchmarks.md section 31).
     "multilingual-e5-small": CatalogModel(
         name="multilingual-e5-small",
         title="intfloat/multilingual-e5-small, int8 ONNX (~100 languages)",

