@@ -69,7 +69,7 @@ async def test_plain_text_written_through_readmedb_is_kept_found_versioned_and_s
         # ragdown's own read tool shows it as the text it is: no frontmatter, headings or render.
         read = await text_of(client, "ragdown_read_doc", path="todo.txt")
         assert read.splitlines()[0].startswith("todo.txt:1-3 of 3 (hash ")
-        assert read.split("\n", 1)[1] == TODO + "- water the plants"
+        assert read.split("\n", 1)[1] == TODO + "- water the plants\n"  # as it is in the file
         outline = await text_of(client, "ragdown_outline", path="data/notes.json")
         assert "notes.json" in outline
 
