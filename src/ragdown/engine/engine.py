@@ -106,6 +106,8 @@ class Engine:
         self._progress_listeners: list[ProgressFn] = []
         self._change_listeners: list[ChangeListener] = []
         self._initial_sync: bool = True
+        self._warm = False  # load the dense matrix ahead of the first search (`start`)
+        self.warmed = threading.Event()  # set once a warming (`_warm_searcher`) is over, loaded or not
         self._watch: bool = settings.watch
         self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
         # The user named the embedder (RAGDOWN_EMBEDDER, or saved in the web UI): never swapped for another.
@@ -126,9 +128,19 @@ class Engine:
 
     # -- start-up ----------------------------------------------------------------------------------
 
-    def start(self, *, background: bool = True, initial_sync: bool = True, watch: bool | None = None) -> None:
-        """Load the model, open the store and take a role; in a thread unless `background` is False."""
+    def start(
+        self,
+        *,
+        background: bool = True,
+        initial_sync: bool = True,
+        watch: bool | None = None,
+        warm: bool | None = None,
+    ) -> None:
+        """Load the model, open the store and take a role; in a thread unless `background` is False. With
+        `warm` (by default when in the background: a server), the searcher loads what a search reads in a
+        thread of its own once the first sync is over, so the first search is as fast as the later ones."""
         self._initial_sync = initial_sync
+        self._warm = background if warm is None else warm
         if watch is not None:
             self._watch = watch
         if background:
@@ -264,7 +276,26 @@ class Engine:
             self.watcher = Watcher(self.root, lambda: self.indexer.request_sync() if self.indexer else None)
             self.watcher.start()
         if sync:
-            self.indexer.request_sync()
+            first = self.indexer.request_sync()
+            if self._warm:
+                first.add_done_callback(lambda _: self._warm_searcher(self.searcher))
+        elif self._warm:
+            self._warm_searcher(self.searcher)
+
+    def _warm_searcher(self, searcher: Searcher | None) -> None:
+        """Load `searcher`'s dense matrix in a thread of its own (`Searcher.warm`); a failure only logs."""
+        if searcher is None:
+            return
+
+        def warm() -> None:
+            try:
+                searcher.warm()
+            except Exception as err:  # a store closed meanwhile: the first search loads it, as before
+                log.debug("warming the searcher failed: %s", err)
+            finally:
+                self.warmed.set()
+
+        threading.Thread(target=warm, name="ragdown-warm", daemon=True).start()
 
     def _become_reader(self) -> None:
         store = self.backend.open_store(writable=False)
@@ -279,6 +310,8 @@ class Engine:
                 log.error("%s", err)
                 return
         log.info("reader of %s: another process is the primary", self.backend.describe())
+        if self._warm:
+            self._warm_searcher(self.searcher)
 
     def _watch_primary(self) -> None:
         """Keep a connection to the primary, and try to take over the moment it closes (see `PrimaryWatcher`)."""

@@ -171,6 +171,11 @@ class Searcher:
         self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
         self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
 
+    def warm(self) -> None:
+        """Load what a search reads (the dense matrix) before the first search needs it."""
+        if self.matrix is not None:
+            self.matrix.warm()
+
     # -- the pieces --------------------------------------------------------------------------------
 
     def embed_query(self, query: str) -> Vectors | None:

@@ -53,6 +53,10 @@ class DenseIndex(Protocol):
         """The unit-length mean of these chunks' vectors (a section's or document's own), None without any."""
         ...
 
+    def warm(self) -> None:
+        """Load now what a search reads, so the first search does not pay for it (a no-op where nothing is)."""
+        ...
+
 
 class IndexStore(Protocol):
     """The index: files, chunks, vectors, section trees, skipped files, meta and a generation counter.

@@ -266,3 +266,6 @@ class PgDense:
         if not rows:
             return None
         return unit_mean(np.asarray([json.loads(r[0]) for r in rows], dtype=np.float32))
+
+    def warm(self) -> None:
+        """Nothing to load: the HNSW index lives in the database."""

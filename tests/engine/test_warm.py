@@ -1,0 +1,53 @@
+"""A server's engine loads the dense matrix once its first sync is over, before any search asks for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ragdown.core.config import Settings
+from ragdown.engine.engine import Engine
+from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.sqlite.vectors import DenseMatrix
+from tests.conftest import write
+
+
+def _notes(docs: Path) -> None:
+    for i in range(6):
+        write(
+            docs, f"n{i}.md", f"# Note {i}\n\nSome words about topic {i}.\n\n## More\n\nAnd more about {i}.\n"
+        )
+
+
+def _matrix(engine: Engine) -> DenseMatrix:
+    assert engine.searcher is not None
+    matrix = engine.searcher.matrix
+    assert isinstance(matrix, DenseMatrix)
+    return matrix
+
+
+def test_a_server_loads_the_matrix_after_its_first_sync(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    _notes(docs)
+    engine = Engine(make_settings(docs), "stdio", docs_dir=docs)
+    try:
+        engine.start(background=True, watch=False)  # as the MCP and HTTP servers start it
+        assert engine.wait_ready(60)
+        assert engine.warmed.wait(60)
+        matrix = _matrix(engine)
+        assert engine.store is not None
+        _files, chunks = engine.store.counts(FileFilter())
+        assert chunks == 12
+        assert len(matrix) == chunks  # loaded, though nothing searched yet
+    finally:
+        engine.close()
+
+
+def test_the_cli_does_not_load_a_matrix_it_may_never_use(
+    docs: Path, open_engine: Callable[..., Engine]
+) -> None:
+    _notes(docs)
+    engine = open_engine(docs)  # `start(background=False)`, as `ragdown index` and `ragdown search` start it
+    assert not engine.warmed.is_set()
+    assert _matrix(engine).capacity == 0
