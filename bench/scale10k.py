@@ -1,7 +1,7 @@
 """A `ragdown stdio` server on a big vault (bench/vault10k.py's 10,000 notes), over MCP: memory and latency.
 
     .venv/bin/python bench/scale10k.py VAULT DATA QUESTIONS.jsonl [--reps 3] [--before /tmp/before/src]
-                                       [--embedder hash] [--calls 50]
+                                       [--embedder hash] [--calls 50] [--pause 0]
 
 DATA holds an index of VAULT built beforehand (`RAGDOWN_DATA_DIR=DATA ragdown index VAULT`); each run is a
 fresh `ragdown stdio` on it (`RAGDOWN_DOCS_DIR=VAULT`, `RAGDOWN_DATA_DIR=DATA`). Per run: seconds from the
@@ -9,7 +9,9 @@ spawn to the answer of `tools/list` after `initialize` (ready), VmRSS then, the 
 on the primary's socket), the first `ragdown_recall` call's milliseconds, then `--calls` more (one question
 of QUESTIONS each, 8 hits) and their p50/p95, and VmRSS / VmHWM after them. With `--before SRC` (an older
 `src/`, `git archive HEAD src | tar -x -C /tmp/before`) the same runs on that code alternate with these
-ones. Prints medians; no figure is asserted anywhere.
+ones. `--pause S` waits S seconds after the first sync before the first call (an agent's first question
+seldom comes the instant its server is up; a server loads its dense matrix then). Prints medians; no
+figure is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -80,7 +82,9 @@ def wait_sync(data: Path, timeout: float = 600) -> None:
         time.sleep(0.05)
 
 
-def run_once(src: Path, vault: Path, data: Path, embedder: str, questions: list[str]) -> dict[str, float]:
+def run_once(
+    src: Path, vault: Path, data: Path, embedder: str, questions: list[str], pause: float = 0.0
+) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
     env.update(
         PYTHONPATH=str(src),
@@ -113,6 +117,7 @@ def run_once(src: Path, vault: Path, data: Path, embedder: str, questions: list[
         wait_sync(data)
         synced = time.perf_counter() - start
         at_sync = status(proc.pid)["VmRSS"]
+        time.sleep(pause)
         times: list[float] = []
         for i, q in enumerate(questions):
             call = {"name": "ragdown_recall", "arguments": {"query": q, "top_k": 8}}
@@ -153,6 +158,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--before", type=Path)
+    parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     lines = args.questions.read_text(encoding="utf-8").splitlines()
     questions = [json.loads(line)["q"] for line in lines if line.startswith("{")][: args.calls + 1]
@@ -161,7 +167,7 @@ def main() -> None:
     print(f"# load {os.getloadavg()}", flush=True)
     for _ in range(args.reps):
         for key, src in sides.items():
-            figures = run_once(src, args.vault, args.data, args.embedder, questions)
+            figures = run_once(src, args.vault, args.data, args.embedder, questions, args.pause)
             runs[key].append(figures)
             print(key, json.dumps({k: round(v, 3) for k, v in figures.items()}), flush=True)
     print(f"# load {os.getloadavg()}")

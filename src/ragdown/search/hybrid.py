@@ -172,9 +172,10 @@ class Searcher:
         self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
 
     def warm(self) -> None:
-        """Load what a search reads (the dense matrix) before the first search needs it."""
+        """Load what a search reads (the dense matrix, the aliases) before the first search needs it."""
         if self.matrix is not None:
             self.matrix.warm()
+        self._aliases()
 
     # -- the pieces --------------------------------------------------------------------------------
 
