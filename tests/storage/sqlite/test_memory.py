@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -58,3 +59,14 @@ def test_readers_do_not_map_the_index_file(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA mmap_size").fetchone()[0] == 0
     assert conn.execute("PRAGMA cache_size").fetchone()[0] == -READER_CACHE_KIB
     store.close()
+
+
+def test_a_new_index_has_pages_that_hold_vectors_whole(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.write_files([pending("a.md", np.stack([unit(0)]))])
+    conn = sqlite3.connect(tmp_path / "data" / "index.sqlite")
+    try:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 8192  # schema.PAGE_SIZE
+    finally:
+        conn.close()
+        store.close()
