@@ -143,7 +143,7 @@ WRITER_CACHE_KIB = 65536
 READER_CACHE_KIB = 8192
 # The page size of a new index file (an existing one keeps its own). A vector row is ~1.5 KB (384 float32):
 # a 4 KiB page holds two and leaves a quarter empty, an 8 KiB page holds five; at 10,000 notes the file is
-# 41 MB (7%) smaller with nothing else changed (docs/benchmarks.md, section 30).
+# 41 MB (7%) smaller with nothing else changed (docs/benchmarks.md, section 32).
 PAGE_SIZE = 8192
 
 
