@@ -40,6 +40,8 @@ def test_a_server_loads_the_matrix_after_its_first_sync(
         _files, chunks = engine.store.counts(FileFilter())
         assert chunks == 12
         assert len(matrix) == chunks  # loaded, though nothing searched yet
+        assert engine.searcher is not None
+        assert engine.searcher._alias_cache is not None  # and the aliases read
     finally:
         engine.close()
 
