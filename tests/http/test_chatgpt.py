@@ -98,12 +98,15 @@ async def test_the_public_url_makes_the_links_and_bad_ids_are_clear_errors(
         assert "blank" in text_of(blank)
 
 
-async def test_the_root_endpoint_searches_every_folder_the_key_sees(docs: Path, start_app: StartServer) -> None:
+async def test_the_root_endpoint_searches_every_folder_the_key_sees(
+    docs: Path, start_app: StartServer
+) -> None:
     ops_folder(docs)
     write(docs, "lab/.ragdown.json", json.dumps({"title": "Lab", "mcp": True}))
     write(docs, "lab/restore-lab.md", "# Lab restore\n\nRun pg_restore in the lab.\n")
     server = start_app(docs, RAGDOWN_ROOT_MCP="true")
-    key = server.api.post("/api/keys", json={"name": "gpt", "folders": ["ops"], "role": "read"}).json()["secret"]
+    made = server.api.post("/api/keys", json={"name": "gpt", "folders": ["ops"], "role": "read"})
+    key = made.json()["secret"]
     async with mcp_client(server, "/mcp?toolset=chatgpt", token=key) as client:
         assert sorted(t.name for t in (await client.list_tools()).tools) == ["fetch", "search"]
         found, _ = await call(client, "search", query="pg_restore")
