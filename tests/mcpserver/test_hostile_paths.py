@@ -41,7 +41,7 @@ from ragdown.history import HISTORY_DIR
 from tests.conftest import write
 from tests.mcpserver.conftest import Connect, Endpoint, Session, stdio_params, stdio_session
 
-EXAMPLES = 25  # per tool: the known escapes (KNOWN) are tried at every tool besides
+EXAMPLES = 20  # per tool: the known escapes (KNOWN) are tried at every tool besides
 CANARY = "# Canary\n\nCANARY SECRET zq7f3a9cxv do not leak\n"
 SECRETS = ("zq7f3a9cxv", "zq1hiddenxv", "zq2modulesxv", "zq3evilxv")
 CANARY_HASH = hashlib.sha256(CANARY.encode()).hexdigest()
