@@ -123,21 +123,8 @@ def test_the_inspector_calls_recall_and_gets_refusals_as_tool_errors(
     text = called["content"][0]["text"]
     assert text.startswith("[1] ops/backups.md:7-7 — Backups › Restore (similarity ")
     assert text.endswith("\nRun pg_restore twice.")
-
-    # A refusal is a tool result with isError, never a protocol error (which would carry no content).
-    refused, _ = inspect(
-        inspector,
-        tmp_path,
-        docs,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "ragdown_read_doc",
-        "--tool-arg",
-        "path=../secret.md",
-    )
-    assert refused["isError"] is True
-    assert "outside the docs folder" in refused["content"][0]["text"]
+    # A refusal as the Inspector sees it (an isError result, never a protocol error) is checked below, with
+    # MarkIndex's envelope (each Inspector run starts a server of its own, so the runs here are few).
 
 
 def test_the_inspector_drives_the_markindex_tool_set(inspector: Path, tmp_path: Path, docs: Path) -> None:
