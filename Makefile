@@ -74,13 +74,7 @@ typecheck: $(DEV_STAMP)
 unit: $(DEV_STAMP)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
-# mypy runs beside the tests (the suite leaves a core idle part of the time: ~20 s saved on 2 cores); its
-# report follows the tests', and either failing fails `make test`.
-test: lint
-	@$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & mypy_pid=$$!; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
-	wait $$mypy_pid; types=$$?; echo "mypy:"; cat $(VENV)/mypy.log; \
-	test $$tests -eq 0 && test $$types -eq 0
+test: lint typecheck unit
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build src/*.egg-info

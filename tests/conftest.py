@@ -111,37 +111,6 @@ def docs(tmp_path: Path) -> Path:
 BOTH_BACKENDS = ("sqlite", "postgres")
 
 
-# The longest test files (seconds on one worker in `make test` on 2 cores, docs/benchmarks.md section 7), handed
-# out first: with `--dist loadfile` a long file handed out last runs alone at the end while the others idle.
-LONGEST_FIRST = (
-    "tests/web/test_ui.py",
-    "tests/mcpserver/test_inspector.py",
-    "tests/web/test_history_ui.py",
-    "tests/web/test_status_ui.py",
-    "tests/mcpserver/test_hostile_paths.py",
-    "tests/http/test_routes.py",
-    "tests/cli/test_cli_server.py",
-    "tests/cli/test_cli.py",
-    "tests/mcpserver/test_resources.py",
-    "tests/http/test_access_walk.py",
-    "tests/http/test_mcp_http.py",
-    "tests/http/test_quota.py",
-    "tests/web/test_outline_ui.py",
-    "tests/evaluation/test_runbooks_floor.py",
-    "tests/cli/test_client.py",
-    "tests/embedders/test_onnx.py",
-    "tests/web/test_nav_ui.py",
-    "tests/web/test_folder_rules_ui.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
-    items.sort(
-        key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank))
-    )  # stable: the rest as found
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     backends = getattr(metafunc.module, "INDEX_BACKENDS", None)
     if not backends or "index_backend" not in metafunc.fixturenames:
