@@ -98,6 +98,19 @@ def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """This process's environment as a command run in-process (`cli.main.main`) should see it: no `RAGDOWN_*`
+    variable of the caller's, the isolated ones (`isolated_env`) set. A module may define its own `env`."""
+    values = isolated_env(tmp_path)
+    for key in list(os.environ):
+        if key.startswith("RAGDOWN_"):
+            monkeypatch.delenv(key)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return values
+
+
+@pytest.fixture
 def docs(tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     root.mkdir()

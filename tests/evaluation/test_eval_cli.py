@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragdown.cli.main import main
-from tests.conftest import BENCH, isolated_env, write
+from tests.conftest import BENCH, write
 
 GRADE_PY = BENCH / "grade.py"
 RUNBOOKS = BENCH / "ragdown-runbooks"
@@ -69,17 +68,6 @@ QUESTIONS: list[dict[str, Any]] = [
     },
     {"id": "off1", "question": "What is the capital of Mongolia?", "type": "off-topic", "gold_path": None},
 ]
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = isolated_env(tmp_path)
-    for key in list(os.environ):
-        if key.startswith("RAGDOWN_"):
-            monkeypatch.delenv(key)
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
 
 
 @pytest.fixture

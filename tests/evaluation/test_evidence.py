@@ -4,7 +4,6 @@ answer cites (lines, precision) and `--max-evidence-lines`. Real files, the `has
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from ragdown.evaluation.questions import (
     question_from_dict,
     title_path_of,
 )
-from tests.conftest import isolated_env, write
+from tests.conftest import write
 from tests.evaluation.test_eval_cli import GRADE_PY, RUNBOOKS, assert_same_metrics, grade_py
 
 SETUP = (
@@ -38,17 +37,6 @@ PLAIN = "Just a paragraph.\n\nAnd another.\n\n"
 RETENTION = "# Policy\n\nKept by the records team.\n\n## Retention\n\n" + "".join(
     f"Retention rule {n} keeps archives for {10 * n} days.\n" for n in range(1, 13)
 )  # the rules are lines 7-18, one paragraph, one chunk
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = isolated_env(tmp_path)
-    for key in list(os.environ):
-        if key.startswith("RAGDOWN_"):
-            monkeypatch.delenv(key)
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
 
 
 @pytest.fixture

@@ -5,13 +5,12 @@ size and precision) overall and per language."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from ragdown.cli.main import main
-from tests.conftest import isolated_env, write
+from tests.conftest import write
 from tests.llm.conftest import Call, Provider, Say
 
 DOCS = {
@@ -23,17 +22,6 @@ QUESTIONS = [
     {"id": "zh1", "question": "离职要提前多久通知？", "gold_path": "law/labour.md", "gold_lines": [5, 5]},
     {"id": "en2", "question": "What about holidays?", "gold_path": "ops/backups.md", "gold_lines": [3, 3]},
 ]
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = isolated_env(tmp_path)
-    for key in list(os.environ):
-        if key.startswith("RAGDOWN_"):
-            monkeypatch.delenv(key)
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
 
 
 @pytest.mark.usefixtures("env")

@@ -4,7 +4,6 @@ MarkIndex's five tools, and what comes back is evidence re-read from the documen
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragdown.cli.main import main
-from tests.conftest import isolated_env, write
+from tests.conftest import write
 from tests.llm.conftest import Call, Provider, Say
 
 FILLER = "".join(
@@ -30,17 +29,6 @@ POLICY = (
     f"Untaken holiday is paid out.\n\n{FILLER}"
 )
 NOTICE = POLICY.split("\n").index("An employee who resigns gives four weeks of notice.") + 1
-
-
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = isolated_env(tmp_path)
-    for key in list(os.environ):
-        if key.startswith("RAGDOWN_"):
-            monkeypatch.delenv(key)
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    return values
 
 
 def test_retrieve_returns_only_lines_read_from_the_documents(
