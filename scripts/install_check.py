@@ -2,7 +2,8 @@
 
 1. the wheel built from this tree runs through `uvx --from WHEEL[offline] ragdown --version`;
 2. `uv tool install WHEEL` (into a temporary UV_TOOL_DIR / UV_TOOL_BIN_DIR) gives a `ragdown` whose
-   `ragdown stdio` answers a real MCP session through the SDK's stdio client (search, then a write);
+   `ragdown stdio` answers a real MCP session through the SDK's stdio client (search, then a write), and
+   whose `ragdown serve` serves the web UI's files from the package while its client logs in and lists;
 3. the Claude Desktop bundle (packaging/mcpb/): `mcpb validate` and `mcpb pack`, then `mcpb unpack` and
    its server started the way its manifest says (`uv run --directory <bundle> server/main.py`, ragdown
    found in the wheel's folder through UV_FIND_LINKS until it is on PyPI), answering an MCP session;
@@ -18,6 +19,7 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -82,6 +84,72 @@ async def mcp_session(command: str, args: list[str], env: dict[str, str], cwd: P
         check(not wrote.is_error, "ragdown_write succeeds")
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def serve_and_client(installed: Path, env: dict[str, str], work: Path) -> None:
+    """The installed `ragdown serve`: the web UI's files from the package (the vendored libraries too, with
+    their types), and the installed client logging in with a key and listing the folder."""
+    import httpx
+
+    docs = notes(work, "served")
+    (docs / "work").mkdir()
+    (docs / "work/a.md").write_text("# Alpha\n\nFrom the wheel.\n")
+    from ragdown.access.keys import KeyStore
+
+    key, _ = KeyStore(docs).create("wheel", ["work"], "write")
+    token = "install-check-token-0123456789"
+    port = free_port()
+    serve_env = {
+        **server_env(env, work, docs),
+        "RAGDOWN_TOKEN": token,
+        "RAGDOWN_HOST": "127.0.0.1",
+        "PORT": str(port),
+    }
+    log = work / "serve.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen([str(installed), "serve"], env=serve_env, cwd=work, stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if server.poll() is not None:
+                raise SystemExit(
+                    f"install-check: FAILED: the installed ragdown serve exited:\n{log.read_text()[-3000:]}"
+                )
+            try:
+                status = httpx.get(
+                    f"{url}/api/status", headers={"Authorization": f"Bearer {token}"}, timeout=2
+                )
+                if status.json().get("ready") and status.json().get("last_sync"):
+                    break
+            except (httpx.TransportError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(
+                    f"install-check: FAILED: ragdown serve never got ready:\n{log.read_text()[-3000:]}"
+                )
+            time.sleep(0.2)
+        check("<html" in httpx.get(f"{url}/", timeout=10).text.lower(), "ragdown serve serves the web UI")
+        vendor = httpx.get(f"{url}/vendor/codemirror.js", timeout=10)
+        check(
+            vendor.status_code == 200 and "javascript" in vendor.headers.get("content-type", ""),
+            "the vendored editor is in the wheel and served as JavaScript",
+        )
+        client_env = {**env, "XDG_CONFIG_HOME": str(work / "client-config")}
+        login = run([str(installed), "login", "--url", url, "--key", key], env=client_env)
+        check(login.startswith(f"logged in to {url} as key:wheel (write): work"), "the client logs in")
+        listed = json.loads(run([str(installed), "ls", "work", "--json"], env=client_env))
+        check([f["name"] for f in listed["files"]] == ["a.md"], "the client lists the folder")
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def notes(work: Path, name: str) -> Path:
     folder = work / name
     folder.mkdir()
@@ -136,6 +204,7 @@ def main() -> int:
         docs = notes(work, "uv-notes")
         asyncio.run(mcp_session(str(installed), ["stdio"], server_env(base, work, docs)))
         check((docs / "from-mcp.md").is_file(), "the write is on disk")
+        serve_and_client(installed, base, work)
 
         if npx is None:
             say("npx not found: the .mcpb bundle and the Claude Code plugin are not checked")
