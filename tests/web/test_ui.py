@@ -520,8 +520,12 @@ def test_folder_title_and_hook_defaults(ui_server: UiServer, open_page: OpenPage
     page.get_by_role("button", name="Save hook defaults").click()
     eventually(lambda: folder_settings(ui_server.docs, "other").get("hook") == {"top_k": 6, "min_score": 0.5})
     assert folder_settings(ui_server.docs, "other")["title"] == "Other notes"
+    # The save's answer has come back (and the page has taken it) before the next edit: typed earlier, it
+    # could go to the form the answer then redraws.
+    expect(page.locator(".toast", has_text="Hook defaults saved.")).to_be_visible()
     expect(page.locator("#folder-hook-top_k")).to_have_value("6")
     page.fill("#folder-hook-min_score", "")
+    expect(page.locator("#folder-hook-min_score")).to_have_value("")
     page.get_by_role("button", name="Save hook defaults").click()
     eventually(lambda: folder_settings(ui_server.docs, "other").get("hook") == {"top_k": 6})
     expect(page.locator("#folder-hook-min_score")).to_have_value("")
