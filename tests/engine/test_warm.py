@@ -53,3 +53,20 @@ def test_the_cli_does_not_load_a_matrix_it_may_never_use(
     engine = open_engine(docs)  # `start(background=False)`, as `ragdown index` and `ragdown search` start it
     assert not engine.warmed.is_set()
     assert _matrix(engine).capacity == 0
+
+
+def test_closing_waits_for_a_warming_that_reads_the_store(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """A server stopped while it warms (a short-lived MCP session) must not close the store under the warming
+    thread: SQLite crashes the process when a connection closes under a query. `close` joins it first."""
+    _notes(docs)
+    for _ in range(3):
+        engine = Engine(make_settings(docs), "stdio", docs_dir=docs)
+        engine.start(background=True, watch=False)
+        assert engine.wait_ready(60)
+        engine.close()  # as soon as it is ready: the warming may be running now
+        assert all(not thread.is_alive() for thread in engine._warming)
+    # A warming asked for after the close does not start at all.
+    engine._warm_searcher(engine.searcher)
+    assert all(not thread.is_alive() for thread in engine._warming)

@@ -108,6 +108,8 @@ class Engine:
         self._initial_sync: bool = True
         self._warm = False  # load the dense matrix ahead of the first search (`start`)
         self.warmed = threading.Event()  # set once a warming (`_warm_searcher`) is over, loaded or not
+        self._warming: list[threading.Thread] = []  # joined by `close` before the stores they read close
+        self._warming_lock = threading.Lock()
         self._watch: bool = settings.watch
         self.embedder_spec: str | None = None  # overrides settings.embedder (saved server settings)
         # The user named the embedder (RAGDOWN_EMBEDDER, or saved in the web UI): never swapped for another.
@@ -295,7 +297,12 @@ class Engine:
             finally:
                 self.warmed.set()
 
-        threading.Thread(target=warm, name="ragdown-warm", daemon=True).start()
+        with self._warming_lock:  # never one that `close` would not see: it reads the stores it closes
+            if self._closed.is_set():
+                return
+            thread = threading.Thread(target=warm, name="ragdown-warm", daemon=True)
+            self._warming.append(thread)
+            thread.start()
 
     def _become_reader(self) -> None:
         store = self.backend.open_store(writable=False)
@@ -645,6 +652,10 @@ class Engine:
                 self.watcher.stop()
             if self.indexer is not None and not self.indexer.shut_down():
                 log.warning("a sync did not stop within 10 s; closing the index under it")
+            with self._warming_lock:
+                warming = list(self._warming)
+            for thread in warming:  # a connection closed under a query crashes the process (SQLite's C code)
+                thread.join(timeout=30)
             self._lock.release()
             self._retire_store()
             for _, store in self._retired:
