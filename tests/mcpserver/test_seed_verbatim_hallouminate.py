@@ -16,21 +16,11 @@ from mcp.shared.exceptions import MCPError
 
 from tests.conftest import write
 from tests.mcpserver.conftest import Connect, Session
+from tests.mcpserver.test_hallouminate import TOOLS as NINE
 
 pytestmark = pytest.mark.anyio
 
 START, END = "<!-- HALLOUMINATE:INDEX-START -->", "<!-- HALLOUMINATE:INDEX-END -->"
-NINE = [
-    "add_markdown",
-    "delete_markdown",
-    "get_footnote",
-    "ground",
-    "index",
-    "list_corpora",
-    "list_files",
-    "list_tree",
-    "read_markdown",
-]
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ folder (`work/guides/restore.md`).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,6 +29,7 @@ from ragdown.search.format import iso, log_hits
 from ragdown.search.hybrid import Hit
 from ragdown.tools.base import Annotations, Args, Structured, ToolSpec
 from ragdown.tools.context import ToolContext
+from ragdown.tools.read import compact
 from ragdown.tools.root import mcp_folders
 from ragdown.vault.sandbox import read_plain, resolve_in
 
@@ -42,10 +42,6 @@ INSTRUCTIONS = (
     "This server searches the user's Markdown notes. Call search with what you are looking for (words or a "
     "question), then fetch a result's id to read the whole document; cite a document by its url."
 )
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def document_url(ctx: ToolContext, docs_path: str, line: int | None = None) -> str:
@@ -131,7 +127,7 @@ async def search(ctx: ToolContext, a: SearchArgs) -> Structured:
         for hit in chosen
     ]
     data = {"results": results}
-    return Structured(_json(data), data)
+    return Structured(compact(data), data)
 
 
 # -- fetch ----------------------------------------------------------------------------------------
@@ -172,7 +168,7 @@ def fetch(ctx: ToolContext, a: FetchArgs) -> Structured:
         "url": document_url(ctx, docs_path),
         "metadata": metadata,
     }
-    return Structured(_json(answer), answer)
+    return Structured(compact(answer), answer)
 
 
 async def _fetch(ctx: ToolContext, a: FetchArgs) -> Structured:
