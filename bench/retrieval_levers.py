@@ -12,18 +12,24 @@ default ranking's first 40 (`Searcher.rank`, score fusion, `FUSION_RULE`), so a 
   note it wikilinks to, scaled by that section's cosine over the best cosine: the answer behind a link in a
   matching passage.
 * `follow 3`: today's `RAGDOWN_FOLLOW_LINKS=3` (the linked notes' best two sections placed after each hit).
+* Link-evidence variants (`search/evidence.py`'s switches, applied to the shipped ranking): `anchor`, a
+  `[[Page#Heading]]` link lends to that heading's section; `novelty g b`, a link's lift is `g × (b + n)` ×
+  the source's score, n the share of the query's terms the source lacks that the linked section holds;
+  `skip named`, a note the query names by alias lends nothing; `idf`, n weighs each term by its rarity.
+  `BM25 cap c`: score fusion's BM25 share for a prose query at most c (`FusionRule.high`, 0.8 now).
 * `route`: a question-style query (a question word, 6 words or more) caps BM25's share at 0.4; a keyword
   query (3 words or fewer, no question word) gives it 0.8.
 
 Sets: the four development sets of `retrieval_fusion.py` and `obsidian-help.hard.dev.jsonl` (page
 overviews, paraphrases, identifiers, aliases, answers behind a wikilink); `--test`: the held-out sets.
 
-    .venv/bin/python bench/retrieval_levers.py [--test] [--keep DIR]
+    .venv/bin/python bench/retrieval_levers.py [--test] [--quick | --new] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -41,6 +47,7 @@ from retrieval_fusion import QuestionSet, evaluate, print_set, question_sets
 
 TOP_K = 10
 QUICK = False  # --quick: only the rows before and now
+NEW_ONLY = False  # --new: the link-evidence variants and BM25 caps, not section 29's levers
 POOL = pool_size(TOP_K)
 QUESTION_WORDS = re.compile(
     r"^(what|how|why|when|where|which|who|can|could|is|are|does|do|should|i|my|is there)\b", re.I
@@ -204,6 +211,79 @@ LEVERS: list[tuple[str, Lever]] = [
 ]
 
 
+@contextlib.contextmanager
+def evidence_set(**switches: Any) -> Iterator[None]:
+    """While open, `search/evidence.py`'s module switches take the given values."""
+    saved = {name: getattr(evidence, name) for name in switches}
+    for name, value in switches.items():
+        setattr(evidence, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(evidence, name, value)
+
+
+def idf_novelty(store: Any) -> Callable[[list[str], set[str], Any, int], float]:
+    """`evidence._novelty` with each term weighed by log(1 + 300 / its chunk count, at most 300)."""
+    cache: dict[str, float] = {}
+
+    def idf(term: str) -> float:
+        if term not in cache:
+            n = len(store.bm25('"' + term.replace('"', '""') + '"', FileFilter(), 300, (1.0, 1.0, 1.0)))
+            cache[term] = math.log(1 + 300 / max(n, 1))
+        return cache[term]
+
+    def novelty(terms: list[str], said: set[str], st: Any, cid: int) -> float:
+        missing = [t for t in terms if t not in said]
+        rec = st.chunks_by_id([cid]).get(cid) if missing else None
+        if rec is None:
+            return 0.0
+        total = sum(idf(t) for t in missing)
+        return sum(idf(t) for t in evidence._held(missing, rec)) / total if total else 0.0
+
+    return novelty
+
+
+# label, `evidence` switches, BM25 cap (None: the default rule), IDF-weighted novelty
+EVIDENCE_VARIANTS: list[tuple[str, dict[str, Any], float | None, bool]] = [
+    ("links: anchor", {"LINK_ANCHOR": True}, None, False),
+    ("links: skip named", {"LINK_SKIP_NAMED": True}, None, False),
+    (
+        "links: novelty 0.6 0.3, skip named",
+        {"LINK_LIFT": 0.6, "LINK_NOVELTY": 1.0, "LINK_BASE": 0.3, "LINK_SKIP_NAMED": True},
+        None,
+        False,
+    ),
+    (
+        "links: novelty 1.0 0.3, skip named",
+        {"LINK_LIFT": 1.0, "LINK_NOVELTY": 1.0, "LINK_BASE": 0.3, "LINK_SKIP_NAMED": True},
+        None,
+        False,
+    ),
+    (
+        "links: novelty 1.2 0.3, skip named",
+        {"LINK_LIFT": 1.2, "LINK_NOVELTY": 1.0, "LINK_BASE": 0.3, "LINK_SKIP_NAMED": True},
+        None,
+        False,
+    ),
+    (
+        "links: novelty 1.2 0.3, anchor",
+        {"LINK_LIFT": 1.2, "LINK_NOVELTY": 1.0, "LINK_BASE": 0.3, "LINK_ANCHOR": True},
+        None,
+        False,
+    ),
+    (
+        "links: idf novelty 1.0 0.3, skip named",
+        {"LINK_LIFT": 1.0, "LINK_NOVELTY": 1.0, "LINK_BASE": 0.3, "LINK_SKIP_NAMED": True},
+        None,
+        True,
+    ),
+    ("BM25 cap 0.7", {}, 0.7, False),
+    ("BM25 floor 0.1", {}, -0.1, False),
+]
+
+
 def run_set(searcher: Searcher, qs: QuestionSet) -> list[dict[str, Any]]:
     flt = FileFilter()
     answerable = [q for q in qs.questions if q.golds]
@@ -231,7 +311,21 @@ def run_set(searcher: Searcher, qs: QuestionSet) -> list[dict[str, Any]]:
         evaluate(sub, "**now: page 0.1 + links 0.3**", lambda q: shipped[q.id]),
         evaluate(sub, "follow 3 (RAGDOWN_FOLLOW_LINKS)", lambda q: follow[q.id]),
     ]
-    for label, lever in [] if QUICK else LEVERS:
+    for label, switches, cap, idf in [] if QUICK else EVIDENCE_VARIANTS:
+        rule = FUSION_RULE
+        if cap is not None:
+            rule = replace(FUSION_RULE, high=cap) if cap > 0 else replace(FUSION_RULE, low=-cap)
+        if idf:
+            switches = {**switches, "_novelty": idf_novelty(searcher.store)}
+        opts = SearchOptions(top_k=TOP_K, fusion="score")
+        with evidence_set(**switches):
+            variant = {q.id: searcher.rank(q.question, pools[q.id], flt, opts, rule) for q in answerable}
+
+        def cached(q: Question, variant: dict[str, list[Hit]] = variant) -> list[Hit]:
+            return variant[q.id][:TOP_K]
+
+        rows.append(evaluate(sub, label, cached))
+    for label, lever in [] if QUICK or NEW_ONLY else LEVERS:
 
         def rank(q: Question, lever: Lever = lever) -> list[Hit]:
             return lever(searcher, q, pools[q.id], base[q.id])[:TOP_K]
@@ -247,9 +341,10 @@ def main() -> None:
     ap.add_argument("--test", action="store_true", help="the held-out sets instead of the development sets")
     ap.add_argument("--sets", default="", help="comma-separated set names (default: all)")
     ap.add_argument("--quick", action="store_true", help="only BM25, dense, before, now and follow rows")
+    ap.add_argument("--new", action="store_true", help="skip section 29's levers (issue 23's second round)")
     args = ap.parse_args()
-    global QUICK
-    QUICK = args.quick
+    global QUICK, NEW_ONLY
+    QUICK, NEW_ONLY = args.quick, args.new
     s = rc.settings(args.models)
     sets = question_sets(args.test)
     if not args.test:  # the hard set is development only: it has no held-out half yet

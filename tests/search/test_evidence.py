@@ -132,3 +132,67 @@ def test_the_text_answer_says_why_when_similarity_does_not_fall_down_the_list(
     assert text.startswith("[1] ")
     assert text.endswith(ORDER_NOTE)
     assert not out_of_order([replace(h, has_similarity=False) for h in rising])
+
+
+def linked(searcher: object, query: str, pools: Pools) -> set[str]:
+    """The breadcrumbs that only link evidence brought into the hits."""
+    from ragdown.search.hybrid import Searcher
+
+    assert isinstance(searcher, Searcher)
+    return {
+        h.chunk.breadcrumb for h in searcher.rank(query, pools, FileFilter(), SCORE) if h.sources == ("link",)
+    }
+
+
+def test_a_link_to_a_heading_lends_to_that_section_when_anchors_are_on(
+    docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(docs, "random.md", "# Random note\n\nOpen a random note; see [[Ribbon#Hide the ribbon]].\n")
+    write(
+        docs,
+        "ribbon.md",
+        "# Ribbon\n\nThe ribbon: a strip of icons to open a random note.\n\n"
+        "## Hide the ribbon\n\nRight-click the empty space and turn it off.\n",
+    )
+    engine = open_engine(docs)
+    ids = section_ids(engine)
+    searcher = engine.require_searcher()
+    query = "random note icons on the ribbon strip"
+    pools = Pools(
+        dense=[(ids["Random note"], 0.9)],
+        lexical=[(ids["Random note"], 10.0)],
+        qvec=searcher.embed_query(query),
+    )
+    assert linked(searcher, query, pools) == {"Ribbon"}  # the default: the note's best section by cosine
+    monkeypatch.setattr(evidence, "LINK_ANCHOR", True)
+    assert linked(searcher, query, pools) == {"Ribbon › Hide the ribbon"}
+
+
+def test_novelty_lends_only_to_a_linked_section_holding_what_the_source_lacks(
+    docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        docs,
+        "random.md",
+        "---\naliases: [dice note]\n---\n# Random note\n\nOpen a random note from the strip: [[Ribbon]], [[Toolbar]].\n",
+    )
+    write(docs, "ribbon.md", "# Ribbon\n\nHide the strip of icons from its menu.\n")
+    write(docs, "toolbar.md", "# Toolbar\n\nThe strip of icons at the top.\n")
+    engine = open_engine(docs)
+    ids = section_ids(engine)
+    searcher = engine.require_searcher()
+
+    def pools(query: str) -> Pools:
+        rid = ids["Random note"]
+        return Pools(dense=[(rid, 0.9)], lexical=[(rid, 10.0)], qvec=searcher.embed_query(query))
+
+    query = "random note strip: how do I hide it"
+    assert linked(searcher, query, pools(query)) == {"Ribbon", "Toolbar"}
+    monkeypatch.setattr(evidence, "LINK_NOVELTY", 1.0)
+    monkeypatch.setattr(evidence, "LINK_BASE", 0.0)
+    assert linked(searcher, query, pools(query)) == {"Ribbon"}  # only the ribbon says "hide"
+    # A note the query names by its alias lends nothing along its links.
+    named = "dice note strip: how do I hide it"
+    assert linked(searcher, named, pools(named)) == {"Ribbon"}
+    monkeypatch.setattr(evidence, "LINK_SKIP_NAMED", True)
+    assert linked(searcher, named, pools(named)) == set()

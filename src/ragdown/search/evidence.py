@@ -19,12 +19,18 @@ import re
 from ragdown.documents import find_links
 from ragdown.embedders.base import Vectors
 from ragdown.search.linking import folder_resolver
+from ragdown.search.query import coverage, fts_terms
 from ragdown.storage.backend import DenseIndex, IndexStore
 from ragdown.storage.filter_sql import FileFilter
+from ragdown.storage.records import ChunkRecord
 
 PAGE_LIFT = 0.1
 LINK_LIFT = 0.3
 LINK_SOURCES = 3
+LINK_ANCHOR = False  # True: a `[[Page#Heading]]` link lends to that heading's section (measured: off)
+LINK_NOVELTY = 0.0  # scale a link's lift by what the linked section adds to the source
+LINK_BASE = 1.0
+LINK_SKIP_NAMED = False  # a note the query names by an alias lends nothing along its links
 EVIDENCE_TOP = 10  # the fused candidates that lend
 
 Fused = dict[int, tuple[float, set[str]]]
@@ -80,9 +86,17 @@ def lend_page_evidence(store: IndexStore, query: str, fused: Fused) -> None:
 
 
 def lend_link_evidence(
-    store: IndexStore, matrix: DenseIndex, qvec: Vectors, best_cosine: float, flt: FileFilter, fused: Fused
+    store: IndexStore,
+    matrix: DenseIndex,
+    qvec: Vectors,
+    best_cosine: float,
+    flt: FileFilter,
+    fused: Fused,
+    query: str = "",
+    named: frozenset[str] = frozenset(),
 ) -> None:
-    """Lift the best section of each note the first hits wikilink to (within `flt`)."""
+    """Lift the section each of the first hits wikilinks to (within `flt`): the linked heading's section
+    (`[[Page#Heading]]`, or its best subsection by cosine), else the note's best section by cosine."""
     if LINK_LIFT <= 0:
         return
     top = _top(fused)[:LINK_SOURCES]
@@ -90,12 +104,14 @@ def lend_link_evidence(
     allowed: set[int] | None = None
     extra: dict[int, float] = {}
     best = best_cosine if best_cosine > 0 else 1.0
+    terms = fts_terms(query) if LINK_NOVELTY > 0 and query else []
     for cid, score in top:
         rec = records.get(cid)
-        if rec is None:
+        if rec is None or (LINK_SKIP_NAMED and rec.path in named):
             continue
         strip = len(rec.folder) + 1 if rec.folder else 0
         resolver = folder_resolver(store, rec.folder)
+        said = _held(terms, rec) if terms else set()
         for link in find_links(rec.text):
             if link.kind != "wiki" or link.embed:
                 continue
@@ -110,9 +126,49 @@ def lend_link_evidence(
                 allowed = set(store.file_ids(flt))
             if target.id not in allowed:
                 continue
-            sims = matrix.cosine(qvec, [c for c, _ in store.chunk_ids_of_files([target.id])])
+            ids = [c for c, _ in store.chunk_ids_of_files([target.id])]
+            if LINK_ANCHOR and link.anchor:
+                ids = _under_anchor(store, ids, link.anchor) or ids
+            sims = matrix.cosine(qvec, ids)
             if not sims:
                 continue
             linked, sim = max(sims.items(), key=lambda kv: kv[1])
-            extra[linked] = max(extra.get(linked, 0.0), LINK_LIFT * score * max(0.0, sim) / best)
+            weight = LINK_LIFT * score * max(0.0, sim) / best
+            if terms:
+                weight *= LINK_BASE + LINK_NOVELTY * _novelty(terms, said, store, linked)
+                if weight <= 0:  # the linked section adds nothing the source lacks
+                    continue
+            extra[linked] = max(extra.get(linked, 0.0), weight)
     _lend(fused, extra, "link")
+
+
+def _held(terms: list[str], rec: ChunkRecord) -> set[str]:
+    text = f"{rec.breadcrumb}\n{rec.text}"
+    return {t for t in terms if coverage([t], text) > 0}
+
+
+def _novelty(terms: list[str], said: set[str], store: IndexStore, cid: int) -> float:
+    """The share of the query's terms the source lacks that the linked section holds (0 when it lacks none)."""
+    missing = [t for t in terms if t not in said]
+    if not missing:
+        return 0.0
+    rec = store.chunks_by_id([cid]).get(cid)
+    if rec is None:
+        return 0.0
+    return len(_held(missing, rec)) / len(missing)
+
+
+def _slug(heading: str) -> str:
+    return " ".join(re.findall(r"\w+", heading.lower()))
+
+
+def _under_anchor(store: IndexStore, ids: list[int], anchor: str) -> list[int]:
+    """The chunks of the section `anchor` names (its heading, by words) and of its subsections."""
+    want = _slug(anchor)
+    recs = store.chunks_by_id(ids)
+    heads = {cid: [_slug(h) for h in r.breadcrumb.split(" › ")] for cid, r in recs.items()}
+    out = []
+    for cid, path in heads.items():
+        if want in path[1:] or (len(path) == 1 and want == path[0]):
+            out.append(cid)
+    return out

@@ -328,7 +328,9 @@ class Searcher:
         if opts.fusion == "score" and fused and not routed and not unread:
             lend_page_evidence(self.store, query, fused)
             if qvec is not None and self.matrix is not None and dense:
-                lend_link_evidence(self.store, self.matrix, qvec, dense[0][1], flt, fused)
+                lend_link_evidence(
+                    self.store, self.matrix, qvec, dense[0][1], flt, fused, query, frozenset(boosted)
+                )
         ranked = sorted(fused, key=lambda cid: -fused[cid][0])
         # Only the hits that will be shown need their rows, unless the per-document cap reorders them all.
         order, records = self._records(ranked, None if opts.max_per_document > 0 else opts.top_k)
