@@ -10,6 +10,10 @@
 
 Measured with minilm on five development sets (`bench/retrieval_levers.py`, `docs/benchmarks.md` section 29):
 ahead or even on each; lending to every ancestor, heavier lifts and query-type routing lost on some.
+Switches measured in section 33 and left off (each lost a question on some set): `LINK_ANCHOR` (a
+`[[Page#Heading]]` link lends to that heading's section), `LINK_NOVELTY` / `LINK_BASE` (a link lends in
+proportion to the query terms its section holds that the source lacks), `LINK_SKIP_NAMED` (a note the query
+names by alias lends nothing); `bench/retrieval_levers.py --new` re-measures them.
 """
 
 from __future__ import annotations
