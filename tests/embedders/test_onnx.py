@@ -18,6 +18,7 @@ from ragdown.embedders import (
     load_embedder,
     unrelated_score,
 )
+from ragdown.embedders.base import embed_progress
 
 from .conftest import MakeModelDir
 from .floor_corpus import CHUNKS, ON_TOPIC, UNRELATED
@@ -77,6 +78,20 @@ def test_splitting_a_batch_by_token_budget_changes_nothing(
     model, tokenizer = minilm_files
     small = OnnxEmbedder("minilm", model, tokenizer, minilm.config, threads=1, max_batch_tokens=64)
     assert np.sum(small.embed_documents(texts) * minilm.embed_documents(texts), axis=1).min() > 0.9999
+
+
+def test_a_long_call_tells_how_far_it_is_and_embeds_the_same(minilm: OnnxEmbedder) -> None:
+    """A sync's progress counts a long note's sections as they are embedded: the model tells a listener
+    after each pass of 16 texts (windows included), in its own thread only; the vectors do not change."""
+    texts = [words(n, seed=n) for n in range(1, 41)]
+    heard: list[tuple[int, int]] = []
+    with embed_progress(lambda done, total: heard.append((done, total))):
+        told = minilm.embed_documents(texts)
+        windows = minilm.embed_document_windows(["Head\n\n"], [words(700, seed=1)])
+    assert heard == [(16, 40), (32, 40), (40, 40), (len(windows[0]), len(windows[0]))]
+    assert len(windows[0]) > 1
+    assert np.array_equal(told, minilm.embed_documents(texts))  # no listener now: nothing told
+    assert len(heard) == 4
 
 
 def test_a_paraphrase_ranks_the_right_passage_first(minilm: OnnxEmbedder) -> None:

@@ -483,7 +483,7 @@ async def test_a_write_is_indexed_and_answered_while_a_long_sync_is_stuck(
     assert gate.entered.wait(30)
     # Its progress names what it is stuck on, not only "0 of 40 files".
     assert engine.progress is not None
-    assert engine.progress.describe() == "indexing 0 of 40 files: embedding 16 sections"
+    assert engine.progress.describe() == "indexing 0 of 40 files: embedding 16 files: 0 of 16 sections"
     tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
     created = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
     edit = [{"old_text": f"{HELD} original0", "new_text": "rewritten by a write"}]

@@ -178,7 +178,7 @@ def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
                 total=p.files_total or None,
                 completed=p.files_done,
                 chunks=p.chunks,
-                step=p.step or "indexing",
+                step=p.doing(),  # a long note's sections as a model embeds them, else "indexing"
             )
 
         engine.indexer.add_progress_listener(show)

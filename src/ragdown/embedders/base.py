@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 Vectors = npt.NDArray[np.float32]
+
+# Told (texts embedded, texts in the call) as a long `embed_documents` / `embed_document_windows` call goes,
+# by an embedder that embeds in passes (the ONNX ones, after each pass); per thread, so a sync's listener
+# hears its own calls only, never a search's query beside it. An embedder that cannot tell says nothing.
+EmbedProgress = Callable[[int, int], None]
+_LISTENER: ContextVar[EmbedProgress | None] = ContextVar("ragdown_embed_progress", default=None)
+
+
+@contextlib.contextmanager
+def embed_progress(listener: EmbedProgress) -> Iterator[None]:
+    """Within this block (this thread), the embedders' calls tell `listener` how far they are."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+def tell_progress(done: int, total: int) -> None:
+    """For an embedder: `done` of the `total` texts of the running call are embedded."""
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(done, total)
 
 
 class EmbedderError(RuntimeError):

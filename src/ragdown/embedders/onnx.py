@@ -42,7 +42,7 @@ from ragdown.core import heap
 from . import gather_first
 from . import quantize as q
 from ._vectors import l2_normalize
-from .base import EmbedderError, Vectors
+from .base import EmbedderError, Vectors, tell_progress
 
 if TYPE_CHECKING:  # imported where a model loads: `hash` and `openai:*` never pay for them
     import onnxruntime as ort
@@ -541,6 +541,7 @@ class OnnxEmbedder:
             if out is None:
                 out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
             out[rows] = pooled
+            tell_progress(start + len(rows), len(texts))
         assert out is not None
         return l2_normalize(out)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ragdown.core import heap
 from ragdown.core.paths import is_hidden, is_usable
-from ragdown.documents import parse_document
+from ragdown.documents import Document, parse_document
 from ragdown.embedders.base import Embedder
 from ragdown.storage.backend import Folders, IndexStore
 from ragdown.storage.records import FileState, PendingFile
@@ -522,9 +522,11 @@ class Indexer:
                 sync.report.warnings.append(f"{work.stat.path}: {warning}")
             docs.append(doc)
         chunks = sum(len(d.chunks) for d in docs)
-        if self.embedder is not None and chunks:
-            self._at(sync, f"embedding {chunks:,} sections")
-        vectors, windows = embed_chunks(self.embedder, docs)
+        told = None
+        if self.embedder is not None and chunks and not sync.own:
+            told = self._embedding([d for d in docs if d.chunks], chunks)
+            told(0)
+        vectors, windows = embed_chunks(self.embedder, docs, told)
         pending = [
             PendingFile(
                 path=w.stat.path,
@@ -571,17 +573,31 @@ class Indexer:
 
     def _step(self, name: str) -> None:
         self.progress.step = name
-        self.progress.at = self.progress.at_folder = None
+        self.progress.clear_at()
         self._notify()
         self._set_long(True)  # a step (PostgreSQL's vector graph) takes minutes
 
     def _at(self, sync: _Pass, what: str, path: str | None = None) -> None:
         """What a sync of the tree works on now (`path`: the file it names, if any), for its progress (a sync
-        of named paths has none). Read by whoever asks (`/api/status`, `ragdown_stats`); listeners still
-        hear once per file done."""
+        of named paths has none). Read by whoever asks (`/api/status`, `ragdown_stats`); listeners hear of
+        each file done and each pass of the embedder (`_embedding`), not of this."""
         if not sync.own:
             self.progress.at = what
             self.progress.at_folder = None if path is None else self._folder(path)
+
+    def _embedding(self, docs: list[Document], total: int) -> Callable[[int], None]:
+        """What tells the progress of a sync of the tree how many of the `total` sections of `docs` are
+        embedded (`embedding notes/big.md: 1,280 of 4,290 sections`); listeners hear each move but the
+        first (the files' events and the embedder's passes pace them, as before)."""
+        path = docs[0].path if len(docs) == 1 else None
+        folder = None if path is None else self._folder(path)
+
+        def told(done: int) -> None:
+            self.progress.embedding(done, total, len(docs), path, folder)
+            if done:
+                self._notify()
+
+        return told
 
     def _advance(self, sync: _Pass, path: str, chunks: int) -> None:
         """One more file done: read unchanged, skipped, or written."""
@@ -589,7 +605,7 @@ class Indexer:
             return
         self.progress.files_done += 1
         self.progress.chunks += chunks
-        self.progress.at = self.progress.at_folder = None
+        self.progress.clear_at()
         mine = self.progress.by_folder.get(self._folder(path))
         if mine is not None:
             mine[0] += 1

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from ragdown.core.paths import MAX_DOCUMENT_BYTES, is_plain_text
 from ragdown.documents import Document
-from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder
+from ragdown.embedders.base import Embedder, EmbedderError, Vectors, WindowedEmbedder, embed_progress
 from ragdown.sync.report import SyncError
 
 # Files larger than this are skipped with a logged reason (the write door refuses them too).
@@ -41,24 +42,32 @@ def read_file(path: Path, expected_size: int) -> tuple[bytes | None, str | None]
 
 
 def embed_chunks(
-    embedder: Embedder | None, docs: list[Document]
+    embedder: Embedder | None, docs: list[Document], on_progress: Callable[[int], None] | None = None
 ) -> tuple[list[np.ndarray | None], list[dict[int, Vectors] | None]]:
     """Each document's chunk vectors, and the further windows of its chunks longer than the model reads
-    (nothing without an embedder)."""
+    (nothing without an embedder). `on_progress` hears how many of the chunks are embedded while the
+    embedder works, if it tells (`embed_progress`: the ONNX models, pass by pass; with windows, the share
+    of the texts embedded, counted in chunks)."""
     vectors: list[np.ndarray | None] = [None] * len(docs)
     windows: list[dict[int, Vectors] | None] = [None] * len(docs)
     chunks = [c for d in docs for c in d.chunks]
     if embedder is None or not chunks:
         return vectors, windows
+
+    def told(done: int, total: int) -> None:
+        if on_progress is not None and total > 0:
+            on_progress(len(chunks) * min(done, total) // total)
+
     try:
-        if isinstance(embedder, WindowedEmbedder):
-            per_chunk = embedder.embed_document_windows(
-                [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
-            )
-            flat = np.stack([w[0] for w in per_chunk])
-        else:
-            per_chunk = []
-            flat = embedder.embed_documents([c.embed_text for c in chunks])
+        with embed_progress(told):
+            if isinstance(embedder, WindowedEmbedder):
+                per_chunk = embedder.embed_document_windows(
+                    [f"{c.breadcrumb}\n\n" for c in chunks], [c.text for c in chunks]
+                )
+                flat = np.stack([w[0] for w in per_chunk])
+            else:
+                per_chunk = []
+                flat = embedder.embed_documents([c.embed_text for c in chunks])
     except EmbedderError:
         raise
     except Exception as err:

@@ -33,9 +33,11 @@ class SyncRequest:
 @dataclass
 class SyncProgress:
     """Where a running sync stands: files read of those that needed reading, chunks embedded, what it is
-    doing now (`at`: `parsing notes/big.md`, `embedding 256 sections`), and the step it is at once the
-    files are written, where that takes a while (PostgreSQL's HNSW graph); the same per folder (`of`), for
-    a caller who may hear of its own folders only."""
+    doing now (`at`: `parsing notes/big.md`, `embedding notes/big.md: 1,280 of 4,290 sections`) with the
+    sections embedded of those it embeds now (one long note, or a batch of files: a model takes minutes
+    over a long note, all of it before the file counts as done), and the step it is at once the files are
+    written, where that takes a while (PostgreSQL's HNSW graph); the same per folder (`of`), for a caller
+    who may hear of its own folders only."""
 
     files_done: int = 0
     files_total: int = 0
@@ -43,8 +45,22 @@ class SyncProgress:
     step: str | None = None
     at: str | None = None
     at_folder: str | None = None  # the folder of the file `at` names (None: it names none)
+    sections_done: int = 0  # of the sections being embedded now (`embedding`)
+    sections_total: int = 0  # 0: none being embedded
     covers: Folders = None  # the folders the sync walks
     by_folder: dict[str, list[int]] = field(default_factory=dict)  # folder -> [done, total, chunks]
+
+    def embedding(self, done: int, total: int, files: int, path: str | None, folder: str | None) -> None:
+        """`done` of `total` sections embedded, of `files` files (`path`, in `folder`, when it is one)."""
+        self.sections_done, self.sections_total = done, total
+        what = path if files == 1 and path else f"{files:,} files"
+        self.at = f"embedding {what}: {done:,} of {total:,} sections"
+        self.at_folder = folder if files == 1 and path else None
+
+    def clear_at(self) -> None:
+        """Nothing under way any more (a file done, a step begun)."""
+        self.at = self.at_folder = None
+        self.sections_done = self.sections_total = 0
 
     def of(self, folders: Folders) -> SyncProgress | None:
         """This progress counted in `folders` only (None: all of it); None when the sync covers none of them.
@@ -57,18 +73,24 @@ class SyncProgress:
         for folder in folders:
             d, t, c = self.by_folder.get(folder, (0, 0, 0))
             done, total, chunks = done + d, total + t, chunks + c
+        theirs = self.at_folder is None or self.at_folder in folders
+        at = self.at if theirs else None
+        if not theirs and self.sections_total:  # embedding another folder's long note: how far, not which
+            at = f"embedding: {self.sections_done:,} of {self.sections_total:,} sections"
         return SyncProgress(
             files_done=done,
             files_total=total,
             chunks=chunks,
             step=self.step,
-            at=self.at if self.at_folder is None or self.at_folder in folders else None,
+            at=at,
+            sections_done=self.sections_done,
+            sections_total=self.sections_total,
             covers=self.covers & folders if self.covers is not None else folders,
         )
 
     def as_dict(self) -> dict[str, int | str]:
-        """`{files_done, files_total, chunks}`, and `at` and `step` when there are (`/api/status`,
-        `ragdown_stats`)."""
+        """`{files_done, files_total, chunks}`, and `at`, `sections_done` / `sections_total` (while it
+        embeds) and `step` when there are (`/api/status`, `ragdown_stats`)."""
         out: dict[str, int | str] = {
             "files_done": self.files_done,
             "files_total": self.files_total,
@@ -76,17 +98,25 @@ class SyncProgress:
         }
         if self.at:
             out["at"] = self.at
+        if self.sections_total:
+            out["sections_done"] = self.sections_done
+            out["sections_total"] = self.sections_total
         if self.step:
             out["step"] = self.step
         return out
 
     def describe(self) -> str:
-        """`indexing 120 of 1,730 files: parsing notes/big.md`, or the step once the files are in (as the web
-        UI's badge says)."""
+        """`indexing 0 of 1 files: embedding notes/big.md: 1,280 of 4,290 sections`, or the step once the
+        files are in (as the web UI's badge says)."""
         if self.step:
             return self.step
         at = f": {self.at}" if self.at else ""
         return f"indexing {self.files_done:,} of {self.files_total:,} files{at}"
+
+    def doing(self) -> str:
+        """What a progress bar of files says beside it: the step, else what the sync does now
+        (`embedding notes/big.md: 1,280 of 4,290 sections`), else `indexing`."""
+        return self.step or self.at or "indexing"
 
 
 @dataclass
