@@ -12,6 +12,11 @@ of QUESTIONS each, 8 hits) and their p50/p95, and VmRSS / VmHWM after them. With
 ones. `--pause S` waits S seconds after the first sync before the first call (an agent's first question
 seldom comes the instant its server is up; a server loads its dense matrix then). Prints medians; no
 figure is asserted anywhere.
+
+With a model (`--embedder minilm`), each call's time includes embedding its question; `--embed-times`
+then also times the model's `embed_query` on the same questions in this process (after the runs, the model
+loaded as a server loads it: `load_configured` with the environment's settings), so the search's own part
+can be told apart: p50 of the calls minus p50 of the embeddings.
 """
 
 from __future__ import annotations
@@ -159,6 +164,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--before", type=Path)
     parser.add_argument("--pause", type=float, default=0.0)
+    parser.add_argument("--embed-times", action="store_true", help="also time embed_query on the questions")
     args = parser.parse_args()
     lines = args.questions.read_text(encoding="utf-8").splitlines()
     questions = [json.loads(line)["q"] for line in lines if line.startswith("{")][: args.calls + 1]
@@ -173,6 +179,35 @@ def main() -> None:
     print(f"# load {os.getloadavg()}")
     for key, rows in runs.items():
         print(key, "medians", json.dumps({k: round(median([r[k] for r in rows]), 3) for k in rows[0]}))
+    if args.embed_times:
+        embed_ms = embed_times(args.embedder, questions)
+        print(
+            "embed_query",
+            json.dumps(
+                {
+                    "p50_ms": round(percentile(embed_ms[1:], 50), 2),
+                    "p95_ms": round(percentile(embed_ms[1:], 95), 2),
+                    "first_ms": round(embed_ms[0], 2),
+                }
+            ),
+        )
+        for key, rows in runs.items():
+            calls = median([r["p50_ms"] for r in rows])
+            print(f"{key}: call p50 {calls:.1f} ms - embedding p50 {percentile(embed_ms[1:], 50):.1f} ms")
+
+
+def embed_times(spec: str, questions: list[str]) -> list[float]:
+    """Milliseconds of the model's `embed_query` on each question, loaded as a server loads it."""
+    from ragdown.core.config import Settings
+    from ragdown.embedders import load_configured
+
+    embedder = load_configured(spec, Settings.from_env())
+    times = []
+    for q in questions:
+        t0 = time.perf_counter()
+        embedder.embed_query(q)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
 
 
 if __name__ == "__main__":

@@ -21,6 +21,17 @@ checkout's, in one sitting; `--before-skip` names documents (comma-separated) no
 the documents to run at all.
 
     .venv/bin/python bench/tree_cost.py --big --reps 3 --before /tmp/ragdown-before/src
+
+`--big --curve` instead indexes notes of growing size to show the time grows in proportion: the realistic
+note at 0.25, 0.5, 1, 2 and 4 MiB (the last 64 KiB short of the request limit) and bare headings at 6,250,
+12,500, 25,000 and 50,000; per size the parse's CPU, the sync's wall and CPU time, its CPU per MiB (or per
+1,000 headings) and how that compares with the smallest of the series (1.00x: proportional). `--embedder
+minilm` indexes with the local model instead of `hash` (loaded before the clock starts, its threads from
+the environment as a server's), `--max-mib` leaves out the larger notes (a model embeds ~10-20 sections a
+second here); the sync's progress events then show the sections of the note counted as they are embedded.
+
+    .venv/bin/python bench/tree_cost.py --big --curve --reps 3
+    .venv/bin/python bench/tree_cost.py --big --curve --reps 1 --embedder minilm --max-mib 1 --only-notes
 """
 
 from __future__ import annotations
@@ -124,11 +135,25 @@ def big_documents(worst: bool) -> dict[str, str]:
     return docs
 
 
+def curve_documents(max_mib: float, only_notes: bool) -> dict[str, str]:
+    """`--curve`: the realistic note by size (MiB), then bare headings by count."""
+    docs = {
+        f"{mib:g} MiB note": realistic_note(int(mib * MIB) - (64 * 1024 if mib >= 4 else 0))
+        for mib in (0.25, 0.5, 1, 2, 4)
+        if mib <= max_mib
+    }
+    if not only_notes:
+        docs |= {f"{n:,} headings": bare_headings(n) for n in (6_250, 12_500, 25_000, 50_000)}
+    return docs
+
+
 def child(path: Path) -> None:
     """One run, in its own process: parse the document, then index it alone; one JSON line on stdout."""
     import ragdown
+    from ragdown.core.config import Settings
     from ragdown.documents import CHUNKER_VERSION
     from ragdown.documents.parse import parse_document
+    from ragdown.embedders import load_configured
     from ragdown.embedders.hash import HashEmbedder
     from ragdown.storage.records import IndexMeta
     from ragdown.storage.sqlite.store import Store
@@ -145,15 +170,19 @@ def child(path: Path) -> None:
         docs = Path(tmp) / "docs"
         docs.mkdir()
         (docs / path.name).write_bytes(data)
-        emb = HashEmbedder()
+        spec = os.environ.get("RAGDOWN_EMBEDDER", "hash")
+        emb = HashEmbedder() if spec == "hash" else load_configured(spec, Settings.from_env())
         store = Store(Path(tmp) / "data", writable=True)
         store.ensure_meta(IndexMeta(emb.name, emb.dim, CHUNKER_VERSION))
         indexer = Indexer(docs, store, emb, folders=False)
-        events: list[tuple[float, int, int, int]] = []
+        events: list[tuple[float, int, int, int, int]] = []
         wall = time.perf_counter()
 
         def progress(p: SyncProgress) -> None:
-            events.append((round(time.perf_counter() - wall, 3), p.files_done, p.files_total, p.chunks))
+            sections = getattr(p, "sections_done", 0)  # what an older src/ does not count
+            events.append(
+                (round(time.perf_counter() - wall, 3), p.files_done, p.files_total, p.chunks, sections)
+            )
 
         indexer.add_progress_listener(progress)
         cpu = time.process_time()
@@ -163,6 +192,7 @@ def child(path: Path) -> None:
         store.close()
     result = {
         "ragdown": str(Path(ragdown.__file__).parent),
+        "embedder": emb.name,
         "bytes": len(data),
         "parse_cpu": parse_cpu,
         "sync_wall": sync_wall,
@@ -174,8 +204,8 @@ def child(path: Path) -> None:
     print(json.dumps(result))
 
 
-def run_child(src: Path, path: Path) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(src), "RAGDOWN_EMBEDDER": "hash", "RAGDOWN_WATCH": "false"}
+def run_child(src: Path, path: Path, embedder: str = "hash") -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(src), "RAGDOWN_EMBEDDER": embedder, "RAGDOWN_WATCH": "false"}
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(path)], env=env, capture_output=True, text=True, check=False
     )
@@ -221,7 +251,7 @@ def big(reps: int, before: Path | None, before_skip: set[str], worst: bool, only
             if was and (was[-1]["chunks"], was[-1]["nodes"]) != (after[-1]["chunks"], after[-1]["nodes"]):
                 raise SystemExit(f"{name}: before and after disagree on chunks or nodes")
             # How long the progress said "0 of 1 files": until the event that counts the file done.
-            zero = next((t for t, done, _total, _chunks in after[-1]["progress"] if done), None)
+            zero = next((e[0] for e in after[-1]["progress"] if e[1]), None)
             rows.append(
                 [
                     name,
@@ -256,6 +286,77 @@ def big(reps: int, before: Path | None, before_skip: set[str], worst: bool, only
     )
 
 
+def curve(reps: int, embedder: str, max_mib: float, only_notes: bool) -> None:
+    """`--big --curve`: each document `reps` times (fresh processes, the sizes interleaved within a rep)."""
+    documents = curve_documents(max_mib, only_notes)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in documents}
+    with tempfile.TemporaryDirectory(prefix="ragdown-bench-curve-") as tmp:
+        paths = {}
+        for i, (name, text) in enumerate(documents.items()):
+            paths[name] = Path(tmp) / f"big{i}.md"
+            paths[name].write_text(text, encoding="utf-8")
+        for rep in range(reps):
+            order = list(documents) if rep % 2 == 0 else list(reversed(documents))
+            for name in order:
+                result = run_child(SRC, paths[name], embedder)
+                runs[name].append(result)
+                print(
+                    f"  {name}, run {rep + 1}: parse {result['parse_cpu']:.2f} s CPU, index "
+                    f"{result['sync_wall']:.2f} s ({result['sync_cpu']:.2f} s CPU), {result['chunks']} chunks",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    rows: list[list[object]] = []
+    base: dict[str, float] = {}
+    for name, text in documents.items():
+        done = runs[name]
+        series, unit = (
+            ("headings", int(name.split()[0].replace(",", "")) / 1000)
+            if "headings" in name
+            else (
+                "notes",
+                len(text.encode()) / MIB,
+            )
+        )
+        cpu = median([r["sync_cpu"] for r in done])
+        wall = median([r["sync_wall"] for r in done])
+        per = cpu / unit
+        base.setdefault(series, per)
+        moved = [e for e in done[-1]["progress"] if e[1] == 0 and len(e) > 4 and e[4]]
+        rows.append(
+            [
+                name,
+                f"{len(text.encode()) / MIB:.2f}",
+                done[-1]["chunks"],
+                f"{median([r['parse_cpu'] for r in done]):.2f}",
+                f"{wall:.2f}",
+                f"{cpu:.2f}",
+                f"{per:.2f} /{'MiB' if series == 'notes' else '1k headings'}",
+                f"{per / base[series]:.2f}x",
+                f"{done[-1]['chunks'] / wall:.0f}",
+                len(moved),
+            ]
+        )
+    print(
+        f"{reps} run(s) each (median), one fresh process per run, `{runs[next(iter(runs))][-1]['embedder']}`; "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    headers = [
+        "document",
+        "MiB",
+        "chunks",
+        "parse (s CPU)",
+        "index (s wall)",
+        "index (s CPU)",
+        "index CPU per unit",
+        "vs the smallest",
+        "chunks/s (wall)",
+        "progress moves before the file is done",
+    ]
+    print(table(headers, rows))
+    write_result("tree_cost_curve", {"reps": reps, "embedder": embedder, "runs": runs})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="obsidian-help")
@@ -268,10 +369,18 @@ def main() -> None:
     )
     parser.add_argument("--worst", action="store_true", help="--big: add 4 MiB of one-character headings")
     parser.add_argument("--only", default="", help="--big: only these documents (comma-separated names)")
+    parser.add_argument("--curve", action="store_true", help="--big: notes of growing size (see above)")
+    parser.add_argument("--embedder", default="hash", help="--curve: hash or minilm")
+    parser.add_argument("--max-mib", type=float, default=4.0, help="--curve: the largest note (MiB)")
+    parser.add_argument("--only-notes", action="store_true", help="--curve: no bare-heading series")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         child(args.child)
+        return
+    if args.big and args.curve:
+        exit_cleanly_on_sigterm()
+        curve(args.reps, args.embedder, args.max_mib, args.only_notes)
         return
     if args.big:
         exit_cleanly_on_sigterm()

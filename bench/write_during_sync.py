@@ -12,8 +12,17 @@ write of a new note (`PUT /api/v1/folders/work/files/...`), each followed by a s
 words: whether its answer came with a note that the index is still syncing, and whether the search found
 it. A row measured after the long sync ended is left out (the counts say how many were in).
 
+`--long-note MIB` drops instead one long note of realistic Markdown (`bench/tree_cost.py`'s: prose, lists,
+tables, code, quotes, links; MIB mebibytes) as `backlog/long.md`: the sync that embeds it has one file, for
+minutes with a model, and the writes go to other notes meanwhile. `/api/status`'s progress is sampled
+every second until the sync ends (what the web UI's badge and `ragdown_stats` show: the same dict), and
+the table says how many distinct values it took while the file was not yet done.
+
 `--before DIR` runs the same against another `src/` tree (e.g. `git archive` of the commit before), the
 variants one after the other. Writes bench/out/write_during_sync.json.
+
+    .venv/bin/python bench/write_during_sync.py --embedder minilm --long-note 0.25 --writes 3 --searches 12 \
+        --vault SMALL_DIR --before /tmp/before/src
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from typing import Any
 import httpx
 
 from _common import CORPORA, exit_cleanly_on_sigterm, median, percentile, table, write_result
+from tree_cost import MIB, realistic_note
 
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ("link to a heading", "graph view filters", "sync settings", "canvas cards", "community plugins")
@@ -97,13 +107,20 @@ def run_variant(name: str, src: Path, args: argparse.Namespace, tmp: Path) -> di
     try:
         wait_until(client, "synced", 600)
         idle = [timed_search(client, QUERIES[i % len(QUERIES)])[0] for i in range(args.searches)]
-        for copy in range(args.copies):
+        if args.long_note:
+            backlog = docs / "work" / "backlog"
+            backlog.mkdir()
+            note = realistic_note(int(args.long_note * MIB))
+            (backlog / ".long.md.part").write_text(note, encoding="utf-8")
+            (backlog / ".long.md.part").rename(backlog / "long.md")  # whole, at once, for the watcher
+        for copy in range(0 if args.long_note else args.copies):
             shutil.copytree(vault, docs / "work" / "backlog" / str(copy))
         wait_until(client, "syncing", 60)
         started = time.perf_counter()
         searches: list[float] = []
         writes: list[dict[str, Any]] = []
         progress: list[str] = []
+        samples: list[dict[str, Any]] = []
         i = 0
         while len(searches) < args.searches or len(writes) < args.writes:
             if not status(client).get("syncing"):
@@ -128,13 +145,24 @@ def run_variant(name: str, src: Path, args: argparse.Namespace, tmp: Path) -> di
                         "pending": pending,
                         "found": hits[:1] == [f"new-{len(writes)}.md"],
                         "during": still,
+                        "at_s": round(t0 - started, 1),
                     }
                 )
             body = status(client)
             if body.get("progress"):
                 progress.append(str(body["progress"]))
+                samples.append({"t": round(time.perf_counter() - started, 1), **body["progress"]})
         still_syncing = bool(status(client).get("syncing"))
-        wait_until(client, "synced", 1800)
+        deadline = time.monotonic() + 3600
+        while time.monotonic() < deadline:  # what the status says until the sync ends, every second
+            body = status(client)
+            if body.get("ready") and body.get("last_sync") and not body.get("syncing"):
+                break
+            if body.get("progress"):
+                samples.append({"t": round(time.perf_counter() - started, 1), **body["progress"]})
+            time.sleep(1)
+        else:
+            raise SystemExit("the long sync never ended")
         sync_s = time.perf_counter() - started
     finally:
         client.close()
@@ -154,7 +182,13 @@ def run_variant(name: str, src: Path, args: argparse.Namespace, tmp: Path) -> di
         "sync_s": sync_s,
         "sync_outlasted_measurement": still_syncing,
         "progress_seen": progress[-3:],
+        "progress_samples": samples,
     }
+
+
+def while_undone(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The status samples taken while no file of the backlog was done yet (a long note: all of its embedding)."""
+    return [s for s in samples if not s.get("files_done") and s.get("files_total")]
 
 
 def main() -> None:
@@ -166,6 +200,9 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=30)
     parser.add_argument("--vault", type=Path, default=CORPORA["obsidian-help"], help="the notes to copy")
     parser.add_argument("--before", type=Path, default=None, help="another src/ tree to compare with")
+    parser.add_argument(
+        "--long-note", type=float, default=0.0, help="MiB: one long note as the backlog instead of copies"
+    )
     args = parser.parse_args()
     variants = [("after", REPO / "src")] + ([("before", args.before)] if args.before else [])
     results = []
@@ -204,6 +241,14 @@ def main() -> None:
     )
     for r in results:
         print(f"{r['variant']}: last progress seen {r['progress_seen'][-1:] or '-'}")
+        undone = while_undone(r["progress_samples"])
+        if undone:
+            distinct = {(s.get("at"), s.get("files_done")) for s in undone}
+            print(
+                f"{r['variant']}: {len(undone)} status samples while 0 files were done, over "
+                f"{undone[-1]['t'] - undone[0]['t']:.0f} s, {len(distinct)} distinct; "
+                f"first {undone[0].get('at')!r}, last {undone[-1].get('at')!r}"
+            )
     path = write_result(
         "write_during_sync", {"args": {k: str(v) for k, v in vars(args).items()}, "results": results}
     )
