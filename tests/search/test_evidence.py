@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragdown.engine.engine import Engine
-from ragdown.search import evidence
+from ragdown.search import evidence, linking
 from ragdown.search.evidence import names_title
 from ragdown.search.format import ORDER_NOTE, out_of_order, recall_text
 from ragdown.search.hybrid import Hit, Pools, SearchOptions
@@ -196,3 +196,24 @@ def test_novelty_lends_only_to_a_linked_section_holding_what_the_source_lacks(
     assert linked(searcher, named, pools(named)) == {"Ribbon"}
     monkeypatch.setattr(evidence, "LINK_SKIP_NAMED", True)
     assert linked(searcher, named, pools(named)) == set()
+
+
+def test_the_links_of_top_hits_are_resolved_by_one_resolver_per_index_generation(
+    docs: Path, open_engine: OpenEngine
+) -> None:
+    """A fresh resolver per top hit cost three builds over every note of the folder per query (~0.1 s of CPU
+    each at 10,000 notes): the lending reuses the folder's resolver until the index changes."""
+    write(docs, "random.md", "# Random note\n\nOpen a random note from the [[Ribbon]] strip of icons.\n")
+    write(docs, "ribbon.md", "# Ribbon\n\nThe strip of icons: hide it from its right-click menu.\n")
+    engine = open_engine(docs)
+    searcher = engine.require_searcher()
+    store = engine.require_store()
+    query = "random note opens from an icon strip; how do I hide that strip"
+    first = [h.path for h in searcher.search(query, FileFilter(), SCORE)]
+    built = linking._resolvers[store][""]
+    assert [h.path for h in searcher.search(query, FileFilter(), SCORE)] == first
+    assert linking._resolvers[store][""] is built
+    write(docs, "more.md", "# More\n\nanother note\n")
+    engine.sync()
+    searcher.search(query, FileFilter(), SCORE)
+    assert linking._resolvers[store][""] is not built  # the index changed: built again

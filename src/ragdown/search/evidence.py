@@ -22,7 +22,7 @@ import re
 
 from ragdown.documents import find_links
 from ragdown.embedders.base import Vectors
-from ragdown.search.linking import folder_resolver
+from ragdown.search.linking import document_resolver
 from ragdown.search.query import coverage, fts_terms
 from ragdown.storage.backend import DenseIndex, IndexStore
 from ragdown.storage.filter_sql import FileFilter
@@ -114,7 +114,9 @@ def lend_link_evidence(
         if rec is None or (LINK_SKIP_NAMED and rec.path in named):
             continue
         strip = len(rec.folder) + 1 if rec.folder else 0
-        resolver = folder_resolver(store, rec.folder)
+        # built once per index generation: a fresh one per hit cost ~0.1 s of CPU at 10,000 notes, three a
+        # query (docs/benchmarks.md section 33); the same resolver: documents only, no attachments
+        resolver = document_resolver(store, rec.folder)
         said = _held(terms, rec) if terms else set()
         for link in find_links(rec.text):
             if link.kind != "wiki" or link.embed:
