@@ -587,8 +587,9 @@ class Indexer:
 
     def _embedding(self, docs: list[Document], total: int) -> Callable[[int], None]:
         """What tells the progress of a sync of the tree how many of the `total` sections of `docs` are
-        embedded (`embedding notes/big.md: 1,280 of 4,290 sections`); listeners hear each move but the
-        first (the files' events and the embedder's passes pace them, as before)."""
+        embedded (`embedding notes/big.md: 1,280 of 4,290 sections`). Listeners hear of each pass the
+        embedder tells of, not of the start (`0 of`): with an embedder that tells nothing (`hash`), they hear
+        of files done only, as before."""
         path = docs[0].path if len(docs) == 1 else None
         folder = None if path is None else self._folder(path)
 
