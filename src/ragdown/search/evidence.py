@@ -115,7 +115,7 @@ def lend_link_evidence(
             continue
         strip = len(rec.folder) + 1 if rec.folder else 0
         # built once per index generation: a fresh one per hit cost ~0.1 s of CPU at 10,000 notes, three a
-        # query (docs/benchmarks.md section 33); the same resolver: documents only, no attachments
+        # query (docs/benchmarks.md section 34); the same resolver: documents only, no attachments
         resolver = document_resolver(store, rec.folder)
         said = _held(terms, rec) if terms else set()
         for link in find_links(rec.text):
