@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from ragdown import __version__
 from ragdown.cli.local import open_engine
-from ragdown.search.outline import DEFAULT_DEPTH
 
 if TYPE_CHECKING:
     from ragdown.core.config import Settings
@@ -27,68 +26,93 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The commands of this module. Given one of them first, the parser holds that command alone: the others'
+# options import their modules (`eval` the evaluation package; the client, keys, MarkIndex's and the LLM's
+# commands theirs; `outline` the outline's module), which that command does not need.
+OWN_COMMANDS = frozenset({"stdio", "serve", "index", "search", "outline"})
 
-def _parser() -> argparse.ArgumentParser:
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `command` (the first argument) one of `OWN_COMMANDS`, that command's alone."""
     p = argparse.ArgumentParser(
         prog="ragdown", description="Folders of Markdown as searchable knowledge for agents."
     )
     p.add_argument("--version", action="version", version=f"ragdown {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    only = command if command in OWN_COMMANDS else None
 
-    sub.add_parser(
-        "stdio", help="the MCP server an MCP client launches (serves RAGDOWN_DOCS_DIR as one folder)"
-    )
-    sub.add_parser(
-        "serve",
-        help="HTTP: each folder of RAGDOWN_DOCS_DIR as an MCP endpoint, the /api routes and the web UI",
-    )
+    def wanted(name: str) -> bool:
+        return only is None or only == name
 
-    ix = sub.add_parser("index", help="index (or re-sync) a folder of Markdown")
-    ix.add_argument("dir", type=Path)
-    ix.add_argument("--full", action="store_true", help="drop every chunk and re-embed everything")
-    ix.add_argument("--json", action="store_true", help="print the sync report as JSON on the last line")
     from ragdown.cli import markindex
 
-    markindex.add_ignore(ix)
-    markindex.add_setext(ix)
-    markindex.add_db(ix)
-    from ragdown.cli import llm
+    if wanted("stdio"):
+        sub.add_parser(
+            "stdio", help="the MCP server an MCP client launches (serves RAGDOWN_DOCS_DIR as one folder)"
+        )
+    if wanted("serve"):
+        sub.add_parser(
+            "serve",
+            help="HTTP: each folder of RAGDOWN_DOCS_DIR as an MCP endpoint, the /api routes and the web UI",
+        )
 
-    llm.add_summary_options(ix)
+    if wanted("index"):
+        ix = sub.add_parser("index", help="index (or re-sync) a folder of Markdown")
+        ix.add_argument("dir", type=Path)
+        ix.add_argument("--full", action="store_true", help="drop every chunk and re-embed everything")
+        ix.add_argument("--json", action="store_true", help="print the sync report as JSON on the last line")
+        markindex.add_ignore(ix)
+        markindex.add_setext(ix)
+        markindex.add_db(ix)
+        from ragdown.cli import llm
 
-    se = sub.add_parser(
-        "search", help="hybrid search over a folder (syncs it first); the query alone: on the server"
-    )
-    se.add_argument("dir", metavar="DIR", help="the folder; given alone, the query, searched on the server")
-    se.add_argument("query", nargs="?", metavar="QUERY")
-    se.add_argument("--top-k", type=int, default=8)
-    se.add_argument("--limit", type=int, dest="top_k", default=argparse.SUPPRESS, help="the same as --top-k")
-    se.add_argument("--path-prefix")
-    se.add_argument("--tag")
-    se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
+        llm.add_summary_options(ix)
 
-    ol = sub.add_parser("outline", help="a folder's documents, or a document's sections (syncs first)")
-    ol.add_argument("dir", type=Path)
-    ol.add_argument(
-        "path", nargs="?", help="a document (a path or wikilink target); left out, the folder tree"
-    )
-    ol.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="levels shown, 1-10 (default 2)")
-    ol.add_argument("--node", help="open this node's subtree")
-    ol.add_argument("--json", action="store_true", help="the tree as JSON")
-    markindex.add_db(ol)
-    markindex.add_db(se)
+    if wanted("search"):
+        se = sub.add_parser(
+            "search", help="hybrid search over a folder (syncs it first); the query alone: on the server"
+        )
+        se.add_argument(
+            "dir", metavar="DIR", help="the folder; given alone, the query, searched on the server"
+        )
+        se.add_argument("query", nargs="?", metavar="QUERY")
+        se.add_argument("--top-k", type=int, default=8)
+        se.add_argument(
+            "--limit", type=int, dest="top_k", default=argparse.SUPPRESS, help="the same as --top-k"
+        )
+        se.add_argument("--path-prefix")
+        se.add_argument("--tag")
+        se.add_argument("--json", action="store_true", help="ragdown_recall's JSON format")
+        markindex.add_db(se)
+        from ragdown.cli import client  # login, whoami, ls, cat, write, …: against a server's /api/v1
+
+        client.add_search_options(se)
+
+    if wanted("outline"):
+        from ragdown.search.outline import DEFAULT_DEPTH
+
+        ol = sub.add_parser("outline", help="a folder's documents, or a document's sections (syncs first)")
+        ol.add_argument("dir", type=Path)
+        ol.add_argument(
+            "path", nargs="?", help="a document (a path or wikilink target); left out, the folder tree"
+        )
+        ol.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="levels shown, 1-10 (default 2)")
+        ol.add_argument("--node", help="open this node's subtree")
+        ol.add_argument("--json", action="store_true", help="the tree as JSON")
+        markindex.add_db(ol)
+    if only is not None:
+        return p
+
+    from ragdown.cli import client, llm
+
     markindex.register(sub)
     llm.register(sub)
-
     from ragdown.evaluation.command import add_parser as add_eval_parser
 
     add_eval_parser(sub)
     from ragdown.cli.keys import register as add_keys_parser
 
     add_keys_parser(sub)
-    from ragdown.cli import client  # login, whoami, ls, cat, write, …: against a server's /api/v1
-
-    client.add_search_options(se)
     client.register(sub)
     return p
 
@@ -263,7 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given == ["--version"]:  # before the parser: building it imports every command's options
         print(f"ragdown {__version__}")
         return 0
-    args = _parser().parse_args(given)
+    first = given[0] if given and not given[0].startswith("-") else None
+    args = _parser(first).parse_args(given)
     if args.command == "search" and args.query is not None:
         args.dir = Path(args.dir)
         if args.folder:  # MarkIndex's `search DIR QUERY --folder F`: a folder of DIR, ragdown's path prefix

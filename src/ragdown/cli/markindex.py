@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from ragdown.core.config import ConfigError, Settings
-from ragdown.search.outline import DEFAULT_DEPTH
 
 MARKINDEX_TOOLSET = "markindex"
 
@@ -63,6 +62,8 @@ def add_ignore(parser: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     """`tree` and `mcp` (`sub` is the parser's subparsers action)."""
+    from ragdown.search.outline import DEFAULT_DEPTH
+
     tr = sub.add_parser("tree", help="one document's section tree (MarkIndex's `tree`; syncs first)")
     tr.add_argument("dir", type=Path)
     tr.add_argument("doc", help="the document (a path relative to DIR, or a wikilink target)")

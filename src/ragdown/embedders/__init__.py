@@ -19,20 +19,53 @@ without loading anything (the hook floor of behaviour spec A8).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragdown.core.config import DEFAULT_HF_ENDPOINT, OFFLINE_EMBEDDER, Settings
 
 from .base import Embedder, EmbedderError, Vectors
-from .catalog import CATALOG, CatalogModel, InstalledFiles, load_catalog_model, load_onnx_dir
 from .hash import HASH_MIN_SCORE, HASH_NAME, HashEmbedder
-from .multilingual import MULTILINGUAL_CONFIG, MULTILINGUAL_NAME, MultilingualEmbedder
-from .onnx import DEFAULT_MIN_RATIO, DEFAULT_MIN_SCORE, OnnxEmbedder, OnnxModelConfig
 from .openai import DEFAULT_BASE_URL, OPENAI_MIN_SCORE, OpenAIEmbedder
 
-KNOWN_EMBEDDERS: tuple[str, ...] = (*CATALOG, MULTILINGUAL_NAME, "hash", "openai:<model>", "onnx:<dir>")
+if TYPE_CHECKING:
+    from .catalog import CATALOG, CatalogModel, InstalledFiles
+    from .multilingual import MultilingualEmbedder
+    from .onnx import OnnxEmbedder, OnnxModelConfig
+
+    KNOWN_EMBEDDERS: tuple[str, ...]
+
+# The local models' modules (the catalogue, ONNX Runtime's wrapper, its int8 and gather-first copies:
+# ~0.1-0.2 s of imports) load the first time one of their names is asked for, so `hash` and `openai:*`
+# never pay for them (`tests/cli/test_cli_imports.py`).
+_LAZY = {
+    "CATALOG": "catalog",
+    "CatalogModel": "catalog",
+    "InstalledFiles": "catalog",
+    "MultilingualEmbedder": "multilingual",
+    "OnnxEmbedder": "onnx",
+    "OnnxModelConfig": "onnx",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KNOWN_EMBEDDERS":
+        return _known_embedders()
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def _known_embedders() -> tuple[str, ...]:
+    from .catalog import CATALOG
+    from .multilingual import MULTILINGUAL_NAME
+
+    return (*CATALOG, MULTILINGUAL_NAME, "hash", "openai:<model>", "onnx:<dir>")
+
 
 __all__ = [
     "CATALOG",
@@ -102,7 +135,7 @@ def load_or_offline(spec: str, load: Callable[[str], Embedder], *, chosen: bool)
 
 
 def _unknown(spec: str) -> EmbedderError:
-    return EmbedderError(f"unknown embedder {spec!r}; accepted names are {', '.join(KNOWN_EMBEDDERS)}")
+    return EmbedderError(f"unknown embedder {spec!r}; accepted names are {', '.join(_known_embedders())}")
 
 
 def _openai_model(raw: str) -> str:
@@ -127,12 +160,15 @@ def load_embedder(
     `quantize` uses a verified local int8 copy of a local ONNX model (off by default; see `quantize.py`).
     `catalog` replaces the named local models (tests point one at a local server through `hf_endpoint`).
     """
-    models = CATALOG if catalog is None else catalog
     text = spec.strip()
     key = text.lower()
+    if key in ("hash", HASH_NAME):
+        return HashEmbedder()
+    from .catalog import CATALOG, load_catalog_model, load_onnx_dir
+    from .multilingual import MULTILINGUAL_NAME, MultilingualEmbedder
+
+    models = CATALOG if catalog is None else catalog
     try:
-        if key in ("hash", HASH_NAME):
-            return HashEmbedder()
         if key == MULTILINGUAL_NAME:
             return MultilingualEmbedder(threads=threads)
         if key.startswith("openai:"):
@@ -157,7 +193,7 @@ def load_embedder(
         raise EmbedderError(f"could not load the embedder {text!r}: {type(exc).__name__}: {exc}") from exc
     if key in ("", "openai", "onnx"):
         raise EmbedderError(
-            f"RAGDOWN_EMBEDDER {spec!r} is incomplete; accepted names are {', '.join(KNOWN_EMBEDDERS)}"
+            f"RAGDOWN_EMBEDDER {spec!r} is incomplete; accepted names are {', '.join(_known_embedders())}"
         )
     raise _unknown(spec)
 
@@ -176,6 +212,8 @@ def load_configured(spec: str, settings: Settings, *, quantize: bool | None = No
 
 
 def _onnx_dir_config(name: str) -> OnnxModelConfig | None:
+    from .onnx import OnnxModelConfig
+
     try:
         return OnnxModelConfig.from_dir(Path(name.strip()[len("onnx:") :]).expanduser())
     except (EmbedderError, OSError):
@@ -185,8 +223,13 @@ def _onnx_dir_config(name: str) -> OnnxModelConfig | None:
 def _measured(name: str, catalog: Mapping[str, CatalogModel] | None) -> OnnxModelConfig | None:
     """What was measured of an embedder, without loading it: a catalog model's config, an `onnx:<dir>`'s
     `ragdown-embedder.json`; None for anything never measured (`hash`, `openai:*`, an unreadable dir)."""
-    models = CATALOG if catalog is None else catalog
     key = name.strip().lower()
+    if key in ("hash", HASH_NAME) or key.startswith("openai:"):  # no catalogue names them: none loaded
+        return None
+    from .catalog import CATALOG
+    from .multilingual import MULTILINGUAL_CONFIG, MULTILINGUAL_NAME
+
+    models = CATALOG if catalog is None else catalog
     if key in models:
         return models[key].config
     if key == MULTILINGUAL_NAME:
@@ -210,6 +253,8 @@ def default_min_score(name: str, *, catalog: Mapping[str, CatalogModel] | None =
         return HASH_MIN_SCORE
     if key.startswith("openai:"):
         return OPENAI_MIN_SCORE
+    from .onnx import DEFAULT_MIN_SCORE
+
     return DEFAULT_MIN_SCORE
 
 
@@ -220,7 +265,11 @@ def default_min_ratio(name: str, *, catalog: Mapping[str, CatalogModel] | None =
     `ragdown-embedder.json` value, else 0.95 (behaviour spec A8).
     """
     config = _measured(name, catalog)
-    return config.min_ratio if config is not None else DEFAULT_MIN_RATIO
+    if config is not None:
+        return config.min_ratio
+    from .onnx import DEFAULT_MIN_RATIO
+
+    return DEFAULT_MIN_RATIO
 
 
 def default_keep_top(name: str, *, catalog: Mapping[str, CatalogModel] | None = None) -> int:

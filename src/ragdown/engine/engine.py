@@ -30,8 +30,6 @@ from ragdown.engine.status import (
     tell_listeners,
     wait_for_write_sync,
 )
-from ragdown.history import HistoryStore
-from ragdown.history.journal import observe_sync
 from ragdown.search.hybrid import Hit, Searcher, SearchOptions
 from ragdown.storage.backend import Folders, IndexStore, PrimaryWatch
 from ragdown.storage.filter_sql import FileFilter
@@ -39,9 +37,9 @@ from ragdown.storage.location import open_backend
 from ragdown.storage.records import IndexMeta, StoreError
 from ragdown.sync.indexer import Indexer
 from ragdown.sync.report import ProgressFn, SyncProgress, SyncReport
-from ragdown.writes.door import document_lock, share_document_lock
 
 if TYPE_CHECKING:  # imported where used: watchfiles only by a primary that watches
+    from ragdown.history import HistoryStore
     from ragdown.sync.watcher import Watcher
 
 log = logging.getLogger(__name__)
@@ -95,7 +93,11 @@ class Engine:
         self.backend = open_backend(settings, self.root, self.data_dir, mode)
         self._lock = self.backend.primary_lock(self._on_lock_lost)
         shared_lock = self.backend.document_lock()
-        self._unshare_lock = share_document_lock(self.root, shared_lock) if shared_lock is not None else None
+        self._unshare_lock = None
+        if shared_lock is not None:  # PostgreSQL's: the write door (imported only then) takes it too
+            from ragdown.writes.door import share_document_lock
+
+            self._unshare_lock = share_document_lock(self.root, shared_lock)
         self._ready = threading.Event()
         self._first_sync_deadline: float | None = None  # set by the first tool call (`wait_ready_async`)
         self._closed = threading.Event()
@@ -117,16 +119,28 @@ class Engine:
         self.embedder_notice: str | None = None  # that another embedder than the default is in use
         self.embedder_notice_reason: str | None = None  # why: the default's error
         # Every version of every document, beside the documents (not derived: it outlives the data dir).
-        self.history: HistoryStore | None = (
-            HistoryStore(
-                self.root,
-                keep_days=settings.history_days,
-                keep=settings.history_keep,
-                trash_days=settings.history_trash_days,
-            )
-            if settings.history
-            else None
-        )
+        # Made (and its module imported) when first asked for (`history`): a search never asks.
+        self._history_on = settings.history
+        self._history: HistoryStore | None = None
+        self._history_lock = threading.Lock()
+
+    @property
+    def history(self) -> HistoryStore | None:
+        """The folder's version history; None when it is off (`RAGDOWN_HISTORY`)."""
+        if not self._history_on:
+            return None
+        if self._history is None:
+            with self._history_lock:
+                if self._history is None:
+                    from ragdown.history import HistoryStore
+
+                    self._history = HistoryStore(
+                        self.root,
+                        keep_days=self.settings.history_days,
+                        keep=self.settings.history_keep,
+                        trash_days=self.settings.history_trash_days,
+                    )
+        return self._history
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -415,6 +429,9 @@ class Engine:
         change listeners hear of every document the sync added, updated or removed."""
         try:
             if self.history is not None:
+                from ragdown.history.journal import observe_sync
+                from ragdown.writes.door import document_lock
+
                 observe_sync(self.history, changed, added, removed, root=self.root, lock=document_lock)
         finally:
             tell_listeners(self._change_listeners, changed, added, removed)
@@ -661,8 +678,8 @@ class Engine:
             for _, store in self._retired:
                 store.close()
             self._retired = []
-            if self.history is not None:
-                self.history.close()
+            if self._history is not None:
+                self._history.close()
             if self._unshare_lock is not None:
                 self._unshare_lock()
             self.backend.close()

@@ -7,7 +7,7 @@ sit above both for `ragdown_context` (see `hook_settings`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragdown.core.config import Settings, setting_default
 from ragdown.embedders import (
@@ -18,10 +18,12 @@ from ragdown.embedders import (
     unrelated_score,
 )
 from ragdown.engine.engine import Engine
-from ragdown.search.hook import HookSettings
 from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
 from ragdown.storage.backend import QueryLogStore, SessionMemory
 from ragdown.vault.folders import HookOverrides
+
+if TYPE_CHECKING:  # imported where used: the CLI's search asks only for `search_options`
+    from ragdown.search.hook import HookSettings
 
 Source = Literal["saved", "env", "default", "offline"]
 
@@ -131,6 +133,8 @@ class Runtime:
 
     def hook_settings(self, call: dict[str, Any], folder: HookOverrides | None) -> HookSettings:
         """Per key: the call's argument, the folder's `hook`, the server's saved value, the variable, default."""
+        from ragdown.search.hook import HookSettings
+
         server = self.server_hook()
         own = folder.as_dict() if folder is not None else {}
         merged = {k: call[k] if call.get(k) is not None else own.get(k, server[k]) for k in server}

@@ -27,10 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
-from ragdown.documents import find_links
 from ragdown.embedders.base import Embedder, Vectors
-from ragdown.search.evidence import lend_link_evidence, lend_page_evidence
-from ragdown.search.linking import folder_resolver
 from ragdown.search.query import (
     aliases_in,
     coverage,
@@ -326,6 +323,8 @@ class Searcher:
         # words: no evidence is lent (measured: the held-out sets lost one question each without this).
         unread = not self.reads_cjk and has_cjk(query)
         if opts.fusion == "score" and fused and not routed and not unread:
+            from ragdown.search.evidence import lend_link_evidence, lend_page_evidence  # score fusion's
+
             lend_page_evidence(self.store, query, fused)
             if qvec is not None and self.matrix is not None and dense:
                 lend_link_evidence(
@@ -389,6 +388,9 @@ class Searcher:
     def _follow_links(
         self, hits: list[Hit], qvec: Vectors, flt: FileFilter, opts: SearchOptions
     ) -> list[Hit]:
+        from ragdown.documents import find_links
+        from ragdown.search.linking import folder_resolver  # imported by the searches that follow links
+
         assert self.matrix is not None
         allowed = set(self.store.file_ids(flt))
         out: list[Hit] = []

@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragdown.core import heap
 from ragdown.core.paths import is_hidden, is_usable
-from ragdown.documents import Document, parse_document
 from ragdown.embedders.base import Embedder
 from ragdown.storage.backend import Folders, IndexStore
 from ragdown.storage.records import FileState, PendingFile
@@ -40,6 +40,9 @@ from ragdown.sync.inputs import embed_chunks, read_file
 from ragdown.sync.report import ProgressFn, SyncError, SyncProgress, SyncReport, SyncRequest
 from ragdown.vault.ignore import IgnoreRules
 from ragdown.vault.walk import FileStat, folder_of, markdown_at, walk_markdown
+
+if TYPE_CHECKING:
+    from ragdown.documents import Document
 
 log = logging.getLogger(__name__)
 
@@ -511,6 +514,8 @@ class Indexer:
                 yield wanted - self._aside if self._aside else wanted
 
     def _flush(self, sync: _Pass, batch: list[_Work]) -> None:
+        from ragdown.documents import parse_document  # here: a sync that finds no change never parses
+
         docs = []
         for work in batch:
             self._at(sync, f"parsing {work.stat.path}", work.stat.path)

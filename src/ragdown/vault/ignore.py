@@ -21,11 +21,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from ragdown.core.errors import bad_request
 from ragdown.vault.folders import read_settings_file
+
+if TYPE_CHECKING:  # imported by `_spec`, the first time a rule is read: a vault without rules never loads it
+    from pathspec import GitIgnoreSpec
 
 IGNORE_FILE = ".ragdownignore"
 MARKINDEX_IGNORE_FILE = ".markindexignore"  # MarkIndex's own (seed 001): the same syntax, only excludes
@@ -57,6 +59,12 @@ def _patterns(raw: object) -> list[str]:
     return []
 
 
+def _spec(lines: Sequence[str]) -> GitIgnoreSpec:
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(lines)
+
+
 def _relative(path: str, base: str) -> str:
     return path[len(base) + 1 :] if base else path
 
@@ -67,7 +75,7 @@ class IgnoreRules:
     def __init__(self, root: Path, *, folders: bool, extra: Sequence[str] = ()) -> None:
         self.root = root
         self.folders = folders
-        self._extra = GitIgnoreSpec.from_lines(extra) if extra else None
+        self._extra = _spec(extra) if extra else None
         self._layers: dict[str, tuple[_Layer, ...]] = {}
         self._includes: dict[str, GitIgnoreSpec | None] = {}
 
@@ -81,18 +89,18 @@ class IgnoreRules:
         layers: list[_Layer] = []
         exclude = _read_lines(os.path.join(directory, ".git", "info", "exclude"))
         if exclude:
-            layers.append(_Layer(folder, GitIgnoreSpec.from_lines(exclude), ".git/info/exclude", git=True))
+            layers.append(_Layer(folder, _spec(exclude), ".git/info/exclude", git=True))
         for name in (IGNORE_FILE, MARKINDEX_IGNORE_FILE):
             own = _read_lines(os.path.join(directory, name))
             if own:
-                layers.append(_Layer(folder, GitIgnoreSpec.from_lines(own), name, git=False))
+                layers.append(_Layer(folder, _spec(own), name, git=False))
         settings = read_settings_file(Path(directory))
         excluded = _patterns(settings.get("exclude"))
         if excluded:
-            spec = GitIgnoreSpec.from_lines(excluded)
+            spec = _spec(excluded)
             layers.append(_Layer(folder, spec, "the folder's exclude setting", git=False))
         included = _patterns(settings.get("include"))
-        self._includes[folder] = GitIgnoreSpec.from_lines(included) if included else None
+        self._includes[folder] = _spec(included) if included else None
         return layers
 
     def _layers_of(self, directory: str) -> tuple[_Layer, ...]:
@@ -110,7 +118,7 @@ class IgnoreRules:
         lines = _read_lines(os.path.join(self.root, directory, GITIGNORE))
         if lines:
             source = f"{directory}/{GITIGNORE}" if directory else GITIGNORE
-            own.append(_Layer(directory, GitIgnoreSpec.from_lines(lines), source, git=True))
+            own.append(_Layer(directory, _spec(lines), source, git=True))
         layers = (*inherited, *own)
         self._layers[directory] = layers
         return layers
