@@ -121,6 +121,54 @@ def test_index_and_search_with_hash_load_neither_mcp_nor_onnx(
     assert "ragdown.engine.engine" in modules  # no server runs: the CLI opened the index itself
 
 
+# What a search on an unchanged folder never uses: the ignore rules' matcher without rules, the installed
+# packages' metadata, the parser and the history (nothing is parsed or recorded), the evaluation, the local
+# models' modules (`hash`), the evidence and link following (rrf, no links followed) and the other commands.
+NOT_SEARCHED = (
+    "ragdown.cli.keys",
+    "ragdown.cli.llm",
+    "ragdown.documents.parse",
+    "ragdown.embedders.catalog",
+    "ragdown.embedders.gather_first",
+    "ragdown.embedders.multilingual",
+    "ragdown.embedders.onnx",
+    "ragdown.embedders.quantize",
+    "ragdown.evaluation",
+    "ragdown.history",
+    "ragdown.search.evidence",
+    "ragdown.search.hook",
+    "ragdown.search.linking",
+    "ragdown.search.outline",
+    "ragdown.writes",
+)
+
+
+def test_search_on_an_unchanged_folder_loads_only_what_it_reads(
+    folder: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    docs, env = folder
+    run_cli(env, tmp_path, "index", str(docs))
+    done, modules = run_cli(env, tmp_path, "search", str(docs), "nightly snapshots", "--top-k", "1")
+    assert done.stdout.startswith("ops/backups.md:")
+    assert packages(modules) & {"pathspec", "typing_extensions", "email", "zipfile"} == set()
+    assert "importlib.metadata" not in modules
+    assert sorted(m for m in modules if m.startswith(NOT_SEARCHED)) == []
+
+
+def test_a_folder_with_ignore_rules_loads_their_matcher(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "keep.md", "# Keep\n\nKept text.\n")
+    write(docs, "drafts/skip.md", "# Skip\n\nLeft out.\n")
+    write(docs, ".ragdownignore", "drafts/\n")
+    env = isolated_env(tmp_path)
+    done, modules = run_cli(env, tmp_path, "index", str(docs))
+    assert done.stdout.startswith("1 added")
+    assert "pathspec" in packages(modules)
+    done, modules = run_cli(env, tmp_path, "search", str(docs), "left out", "--json")
+    assert "drafts/skip.md" not in done.stdout
+    assert "pathspec" in packages(modules)
+
+
 def test_stdio_loads_no_http_face_no_model_runtime_and_only_its_tool_set(
     folder: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
