@@ -1,7 +1,7 @@
 """Start-up, whole processes: `--version`, the MCP handshake, and one `ragdown search` / `index` from the CLI.
 
     .venv/bin/python bench/startup.py [--reps 7] [--before /tmp/ragdown-before/src] [--corpus obsidian-help]
-                                      [--embedders hash,minilm]
+                                      [--corpus-dir DIR] [--embedders hash,minilm] [--no-bytecode]
 
 Each variant is one fresh process, timed from its spawn (the wall clock a user waits):
 
@@ -11,7 +11,14 @@ Each variant is one fresh process, timed from its spawn (the wall clock a user w
   SDK (one tool, nothing else: what the SDK's own import costs) and for `ragdown stdio` with each embedder;
 - `ragdown search DIR QUERY` with each embedder, alone (no process serves the folder: the CLI opens the index
   and loads the model itself) and with a `ragdown stdio` serving the folder (kept running for the whole run);
-- `ragdown index DIR` on an unchanged folder, alone and with the server running.
+- `ragdown index DIR` on an unchanged folder, alone and with the server running;
+- the floor of a search alone: `python -c "import numpy, sqlite3"`.
+
+Each is timed twice: the wall clock, and the CPU the process used (user + sys: of the whole process for a
+command, read from `/proc` when `tools/list` is answered for a handshake), which a loaded machine inflates
+far less than the wall clock. `--no-bytecode` runs every process without Python's byte-code caches
+(`PYTHONPYCACHEPREFIX` an empty folder, `PYTHONDONTWRITEBYTECODE=1`): each module is compiled from its source
+at every start, as in a venv installed without byte-code by a user who also forbids writing it.
 
 The index of every folder is built before the timed runs, so `search` and `index` time a no-change sync.
 With `--before SRC` (a copy of an older `src/`, e.g. `git archive HEAD src | tar -x -C /tmp/ragdown-before`)
@@ -27,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -82,9 +90,12 @@ class Code:
     name: str
     src: Path
     home: Path
+    no_bytecode: Path | None = None  # an empty folder as PYTHONPYCACHEPREFIX: every module compiled at start
 
     def env(self, embedder: str, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
+        if self.no_bytecode is not None:
+            env.update(PYTHONPYCACHEPREFIX=str(self.no_bytecode), PYTHONDONTWRITEBYTECODE="1")
         env.update(
             PYTHONPATH=str(self.src),
             HOME=str(self.home),
@@ -109,6 +120,7 @@ class Variant:
     kind: str = "run"  # run | handshake
     times: list[float] = field(default_factory=list)
     list_times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # user + sys of the process (at tools/list: handshakes)
     outputs: set[str] = field(default_factory=set)
 
 
@@ -119,10 +131,24 @@ def ragdown_argv(*args: str) -> list[str]:
     return [sys.executable, "-c", "import sys; from ragdown.cli.main import main; sys.exit(main())", *args]
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _process_cpu(pid: int) -> float:
+    """User + sys seconds of a running process so far (`/proc/PID/stat`, its threads included)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_once(variant: Variant) -> None:
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(variant.argv, env=variant.env, capture_output=True, text=True, timeout=600)
     variant.times.append(time.perf_counter() - start)
+    variant.cpu.append(_children_cpu() - cpu)
     if done.returncode != 0:
         raise SystemExit(f"{variant.label} ({variant.code}) failed: {done.stderr.strip()[-2000:]}")
     if variant.key.startswith("search"):
@@ -180,6 +206,7 @@ def handshake_once(variant: Variant) -> None:
         proc.stdin.flush()
         _read_answer(proc, 2)
         variant.list_times.append(time.perf_counter() - start)
+        variant.cpu.append(_process_cpu(proc.pid))
         proc.stdin.close()
         proc.wait(timeout=30)
     finally:
@@ -239,6 +266,15 @@ def build(codes: Sequence[Code], embedders: Sequence[str], corpus: Path) -> None
 def variants(codes: Sequence[Code], embedders: Sequence[str], minimal: Path) -> list[Variant]:
     out: list[Variant] = []
     first = codes[0]
+    out.append(
+        Variant(
+            "floor-search",
+            'floor of a search alone: python -c "import numpy, sqlite3"',
+            "floor",
+            [sys.executable, "-c", "import numpy, sqlite3"],
+            first.env("hash"),
+        )
+    )
     out.append(
         Variant(
             "handshake-minimal",
@@ -306,18 +342,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--before", type=Path, help="an older src/ to run side by side (read only)")
     ap.add_argument("--corpus", default="obsidian-help", choices=sorted(CORPORA))
+    ap.add_argument(
+        "--corpus-dir", type=Path, help="the corpus's folder, where it is not beside the checkout"
+    )
     ap.add_argument("--embedders", default="hash,minilm")
+    ap.add_argument(
+        "--no-bytecode", action="store_true", help="no byte-code caches: every module compiled at start"
+    )
     args = ap.parse_args(argv)
     embedders = [e for e in args.embedders.split(",") if e]
     with tempfile.TemporaryDirectory(prefix="ragdown-bench-startup-") as tmp:
         root = Path(tmp)
-        codes = [Code("after", SRC, root / "after")]
+        empty = root / "no-bytecode" if args.no_bytecode else None
+        if empty is not None:
+            empty.mkdir()
+        codes = [Code("after", SRC, root / "after", empty)]
         if args.before is not None:
-            codes.append(Code("before", args.before.resolve(), root / "before"))
+            codes.append(Code("before", args.before.resolve(), root / "before", empty))
         minimal = root / "minimal_server.py"
         minimal.write_text(MINIMAL_SERVER, encoding="utf-8")
         print("building the indexes", file=sys.stderr)
-        build(codes, embedders, CORPORA[args.corpus])
+        build(codes, embedders, args.corpus_dir or CORPORA[args.corpus])
         servers = [start_server(c, e, c.folder(e, True)) for c in codes for e in embedders]
         try:
             runs = variants(codes, embedders, minimal)
@@ -329,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for variant in runs:
                         variant.times.clear()
                         variant.list_times.clear()
+                        variant.cpu.clear()
                 print(f"  round {rep + 1}/{args.warmup + args.reps} done", file=sys.stderr)
         finally:
             for proc in servers:
@@ -344,45 +390,91 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _cells(after: Sequence[float], before: Sequence[float] | None) -> list[str]:
+    a = median(after)
+    if not before:
+        return [f"{a:.3f}", "", ""]
+    b = median(before)
+    return [f"{a:.3f}", f"{b:.3f}", f"{b / a:.2f}x"]
+
+
+def _gap(after: Sequence[float], before: Sequence[float] | None, base: Sequence[float]) -> list[str]:
+    floor = median(base)
+    return [f"{median(after) - floor:+.3f}", f"{median(before) - floor:+.3f}" if before else "", ""]
+
+
 def report(runs: list[Variant], codes: Sequence[Code], args: argparse.Namespace) -> None:
+    """Medians: wall seconds and CPU seconds (user + sys), after and before side by side; the handshakes
+    to `tools/list` and the search alone also as their distance from their floors (the minimal server, and
+    `import numpy, sqlite3`)."""
     by = {(v.key, v.code): v for v in runs}
     keys = list(dict.fromkeys(v.key for v in runs))
     has_before = any(c.name == "before" for c in codes)
     rows: list[list[object]] = []
     figures: dict[str, dict[str, float]] = {}
     minimal = by[("handshake-minimal", "sdk")]
+    floor = by[("floor-search", "floor")]
     for key in keys:
         label = next(v.label for v in runs if v.key == key)
-        if key == "handshake-minimal":
-            cells = [f"{median(minimal.times):.3f}", "", ""]
-            figures[key] = {"sdk": median(minimal.times), "sdk_tools_list": median(minimal.list_times)}
-            rows.append([label + " (initialize)", *cells])
-            rows.append(["  … first tools/list", f"{median(minimal.list_times):.3f}", "", ""])
+        if key in ("handshake-minimal", "floor-search"):
+            own = minimal if key == "handshake-minimal" else floor
+            figures[key] = {"wall": median(own.times), "cpu": median(own.cpu)}
+            if own is minimal:
+                figures[key]["wall_tools_list"] = median(minimal.list_times)
+                rows.append([label + " (initialize)", *_cells(own.times, None), "", "", ""])
+                rows.append(["  … first tools/list", *_cells(own.list_times, None), *_cells(own.cpu, None)])
+            else:
+                rows.append([label, *_cells(own.times, None), *_cells(own.cpu, None)])
             continue
-        after, before = by.get((key, "after")), by.get((key, "before"))
-        assert after is not None
-        a = median(after.times)
-        b = median(before.times) if before else float("nan")
-        figures[key] = {"after": a, **({"before": b} if before else {})}
-        suffix = " (initialize)" if after.kind == "handshake" else ""
-        rows.append(
-            [label + suffix, f"{a:.3f}", f"{b:.3f}" if before else "", f"{b / a:.2f}x" if before else ""]
-        )
+        after, before = by[(key, "after")], by.get((key, "before"))
+        figures[key] = {"after": median(after.times), "after_cpu": median(after.cpu)}
+        if before:
+            figures[key] |= {"before": median(before.times), "before_cpu": median(before.cpu)}
         if after.kind == "handshake":
-            al = median(after.list_times)
-            bl = median(before.list_times) if before else float("nan")
-            figures[key] |= {"after_tools_list": al, **({"before_tools_list": bl} if before else {})}
+            initialize = _cells(after.times, before.times if before else None)
+            rows.append([label + " (initialize)", *initialize, "", "", ""])
             rows.append(
                 [
                     "  … first tools/list",
-                    f"{al:.3f}",
-                    f"{bl:.3f}" if before else "",
-                    f"{bl / al:.2f}x" if before else "",
+                    *_cells(after.list_times, before.list_times if before else None),
+                    *_cells(after.cpu, before.cpu if before else None),
                 ]
             )
-            rows.append(["  … minus the minimal server", f"{a - median(minimal.times):+.3f}", "", ""])
-    headers = ["variant (median s, whole process)", "after", "before" if has_before else "", "before/after"]
+            figures[key] |= {"after_tools_list": median(after.list_times)}
+            rows.append(
+                [
+                    "  … minus the minimal server",
+                    *_gap(after.list_times, before.list_times if before else None, minimal.list_times),
+                    *_gap(after.cpu, before.cpu if before else None, minimal.cpu),
+                ]
+            )
+            continue
+        rows.append(
+            [
+                label,
+                *_cells(after.times, before.times if before else None),
+                *_cells(after.cpu, before.cpu if before else None),
+            ]
+        )
+        if key == "search-hash-alone":
+            rows.append(
+                [
+                    "  … minus the floor (import numpy, sqlite3)",
+                    *_gap(after.times, before.times if before else None, floor.times),
+                    *_gap(after.cpu, before.cpu if before else None, floor.cpu),
+                ]
+            )
+    headers = [
+        "variant (median s, whole process)",
+        "wall after",
+        "wall before" if has_before else "",
+        "before/after",
+        "CPU after",
+        "CPU before" if has_before else "",
+        "before/after",
+    ]
     print(table(headers, rows))
+    print(f"byte-code caches: {'none (compiled at every start)' if args.no_bytecode else 'as installed'}")
 
     checks: dict[str, bool] = {}
     for key in keys:
@@ -402,8 +494,10 @@ def report(runs: list[Variant], codes: Sequence[Code], args: argparse.Namespace)
             "reps": args.reps,
             "corpus": args.corpus,
             "query": QUERY,
+            "no_bytecode": args.no_bytecode,
             "figures": figures,
             "samples": {f"{v.key}/{v.code}": v.times for v in runs},
+            "cpu_samples": {f"{v.key}/{v.code}": v.cpu for v in runs},
             "checks": checks,
         },
     )
