@@ -3,7 +3,7 @@
 
 Each command imports what it uses, in its own function: `--version` loads nothing of the index, `stdio`
 nothing of the HTTP face, `index` and `search` nothing of MCP, and the `hash` embedder no ONNX Runtime
-(`tests/test_cli_imports.py` holds that line). When a primary already serves the folder (a `ragdown stdio`,
+(`tests/cli/test_cli_imports.py` holds that line). When a primary already serves the folder (a `ragdown stdio`,
 or another `ragdown index`), `index` and `search` ask it over its socket (`tools/cli_answers.py`) instead of loading
 the model and the index again; otherwise they work alone. The output is the same either way.
 """

@@ -52,7 +52,7 @@ def check_search(request: SearchRequest) -> None:
 
     The model is loaded only for arguments it may refuse: a query that is not blank and a `top_k` within
     `SEARCH_TOP_K`, the bounds `RecallArgs` is built from, are all it asks of these, and a search that passes
-    them keeps the CLI from importing pydantic and the tools (`tests/test_cli_imports.py`)."""
+    them keeps the CLI from importing pydantic and the tools (`tests/cli/test_cli_imports.py`)."""
     low, high = SEARCH_TOP_K
     if request.query.strip() and low <= request.top_k <= high:
         return
