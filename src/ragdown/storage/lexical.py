@@ -36,6 +36,7 @@ for the comparison in `bench/retrieval_cjk.py`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -59,10 +60,23 @@ _HIRAGANA = "\u3041-\u309f"
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"  # not ・ (U+30FB), a separator
 _HANGUL = "\uac00-\ud7af"
 _CJK = _HAN + _HIRAGANA + _KATAKANA + _HANGUL
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_HAN_CHAR = re.compile(f"[{_HAN}]")
-_SCRIPTS = re.compile(f"([{_HAN}]+)|([{_HIRAGANA}]+)|([{_KATAKANA}]+)|([{_HANGUL}]+)")
+
+
+# The patterns over the CJK ranges are compiled when first used (`_cjk`): `re` walks every code point of a
+# range to build a character set, ~10 ms for these four, which a process that reads no CJK (an English
+# search: ASCII text never holds a CJK character) never pays.
+@functools.cache
+def _cjk(name: str) -> re.Pattern[str]:
+    return re.compile(
+        {
+            "run": f"[{_CJK}]+",
+            "char": f"[{_CJK}]",
+            "han": f"[{_HAN}]",
+            "scripts": f"([{_HAN}]+)|([{_HIRAGANA}]+)|([{_KATAKANA}]+)|([{_HANGUL}]+)",
+        }[name]
+    )
+
+
 _HAN_SCRIPT, _HIRAGANA_SCRIPT, _KATAKANA_SCRIPT, _HANGUL_SCRIPT = 1, 2, 3, 4
 _WIDE = re.compile("[\u3000\uff01-\uffef]")  # full-width forms, half-width katakana
 
@@ -88,11 +102,11 @@ _missing = False
 
 
 def is_cjk(ch: str) -> bool:
-    return bool(_CJK_CHAR.match(ch))
+    return not ch.isascii() and bool(_cjk("char").match(ch))
 
 
 def has_cjk(text: str) -> bool:
-    return bool(_CJK_CHAR.search(text))
+    return not text.isascii() and bool(_cjk("char").search(text))
 
 
 def segmenter_loaded() -> bool:
@@ -159,7 +173,7 @@ def _segmenter() -> Callable[[str], list[str]] | None:
 
 
 def _scripts(run: str) -> Iterator[tuple[int, str]]:
-    for match in _SCRIPTS.finditer(run):
+    for match in _cjk("scripts").finditer(run):
         yield int(match.lastindex or 0), match.group(0)
 
 
@@ -168,7 +182,7 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _han_chars(piece: str) -> list[str]:
-    return [c for c in piece if _HAN_CHAR.match(c)] if len(piece) > 1 else []
+    return [c for c in piece if _cjk("han").match(c)] if len(piece) > 1 else []
 
 
 def _joined(name: str) -> str:
@@ -240,12 +254,12 @@ def lexical_text(text: str | None) -> str:
     if not text:
         return text or ""
     if SEGMENTATION == "bigrams":
-        return _CJK_RUN.sub(_old_bigrams, text) if _CJK_CHAR.search(text) else text
+        return _cjk("run").sub(_old_bigrams, text) if has_cjk(text) else text
     if _WIDE.search(text):
         text = unicodedata.normalize("NFKC", text)
     names = [_joined(m.group(0)) for m in _SYMBOL_NAME.finditer(text)]
-    if _CJK_CHAR.search(text):
-        text = _CJK_RUN.sub(_index_run, text)
+    if has_cjk(text):
+        text = _cjk("run").sub(_index_run, text)
     if names:
         text += "\n" + " ".join(dict.fromkeys(names))
     return text
@@ -254,12 +268,12 @@ def lexical_text(text: str | None) -> str:
 def query_text(text: str, *, keep_stop_words: bool = False) -> str:
     """A query as BM25 reads it: symbol names joined, CJK runs cut at their stop words into tokens."""
     if SEGMENTATION == "bigrams":
-        return _CJK_RUN.sub(_old_bigrams, text) if _CJK_CHAR.search(text) else text
+        return _cjk("run").sub(_old_bigrams, text) if has_cjk(text) else text
     if _WIDE.search(text):
         text = unicodedata.normalize("NFKC", text)
     text = _SYMBOL_NAME.sub(lambda m: f" {_joined(m.group(0))} ", text)
-    if _CJK_CHAR.search(text):
-        text = _CJK_RUN.sub(lambda m: _query_run(m.group(0), keep_stop_words), text)
+    if has_cjk(text):
+        text = _cjk("run").sub(lambda m: _query_run(m.group(0), keep_stop_words), text)
     return text
 
 
@@ -267,6 +281,8 @@ def query_pieces(text: str) -> list[str]:
     """The query's CJK stretches between its stop words: what the substring pass looks for."""
     if _WIDE.search(text):
         text = unicodedata.normalize("NFKC", text)
+    if not has_cjk(text):
+        return []
     if SEGMENTATION == "bigrams":
-        return _CJK_RUN.findall(text)
-    return [piece for match in _CJK_RUN.finditer(text) for piece in _content(match.group(0), False)[1]]
+        return _cjk("run").findall(text)
+    return [piece for match in _cjk("run").finditer(text) for piece in _content(match.group(0), False)[1]]
