@@ -128,3 +128,45 @@ def test_ragdown_indexes_and_answers_chinese_with_it_offline(tmp_path: Path, doc
         assert hits[0].path == "退款.md"
     finally:
         engine.close()
+
+
+@pytest.mark.integration
+def test_a_chunk_is_also_embedded_by_its_breadcrumb_alone(e5: ml.MultilingualEmbedder) -> None:
+    heads = ["快捷键 › 移除快捷键\n\n", "退款政策\n\n", ""]
+    bodies = ["右键单击命令旁边的叉号即可移除。", "", "没有标题的一段文字。"]
+    rows = e5.embed_document_windows(heads, bodies)
+    assert [r.shape for r in rows] == [(2, 384), (1, 384), (1, 384)]
+    whole = e5.embed_documents([h + b for h, b in zip(heads, bodies, strict=True)])
+    for i, r in enumerate(rows):
+        assert np.allclose(r[0], whole[i], atol=1e-5)  # row 0 is what `embed_documents` reads
+    assert np.allclose(rows[0][1], e5.embed_documents(["快捷键 › 移除快捷键"])[0], atol=1e-5)
+    assert e5.embed_document_windows([], []) == []
+
+
+@pytest.mark.integration
+def test_the_index_scores_a_section_by_its_breadcrumb_too(tmp_path: Path, docs: Path) -> None:
+    if not ml.installed():
+        pytest.skip(f"the multilingual embedder is not installed: {ml.PIP_HINT}")
+    write(docs, "快捷键.md", "# 快捷键\n\n## 移除快捷键\n\n右键单击命令旁边的叉号图标即可。\n")
+    environ = isolated_env(
+        tmp_path,
+        RAGDOWN_DOCS_DIR=str(docs),
+        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+        RAGDOWN_MODELS=str(tmp_path / "models"),
+        HF_ENDPOINT=UNREACHABLE_HUB,
+        RAGDOWN_EMBEDDER="multilingual",
+    )
+    engine = Engine(Settings.from_env(environ), "stdio", docs_dir=docs)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        engine.sync()
+        searcher = engine.require_searcher()
+        assert engine.embedder is not None
+        assert searcher.matrix is not None
+        hits = searcher.search("移除快捷键", FileFilter(), SearchOptions(top_k=5))
+        section = next(h.chunk for h in hits if h.chunk.breadcrumb.endswith("移除快捷键"))
+        crumb = engine.embedder.embed_documents([section.breadcrumb])[0]
+        # The chunk's best vector is its breadcrumb's own: the cosine of that passage vector is 1.
+        assert searcher.matrix.cosine(crumb, [section.id])[section.id] == pytest.approx(1.0, abs=1e-4)
+    finally:
+        engine.close()
