@@ -84,21 +84,6 @@ def query_filter(keep: Callable[[str], bool]) -> Callable[..., str]:
     return query_text
 
 
-def query_repeat(repeat: Callable[[str], int]) -> Callable[..., str]:
-    """A `query_text` whose CJK tokens are each said `repeat(token)` times (FTS5's bm25 sums per phrase)."""
-    original = lexical.query_text
-
-    def query_text(text: str, *, keep_stop_words: bool = False) -> str:
-        out = original(text, keep_stop_words=keep_stop_words)
-        tokens: list[str] = []
-        for t in out.split(" "):
-            n = repeat(t) if t and all(lexical.is_cjk(c) for c in t) else 1
-            tokens += [t] * n
-        return " ".join(tokens)
-
-    return query_text
-
-
 def cilin(path: Path, max_groups: int) -> dict[str, list[str]]:
     """Word -> its synonyms in the extended Tongyici Cilin ('=' lines: synonym sets), for words in at most
     `max_groups` sets (a word of many senses brings noise)."""
@@ -149,12 +134,6 @@ def lexical_variants() -> dict[str, LexicalVariant]:
     def no_chars_query() -> contextlib.AbstractContextManager[None]:
         return patched(query_mod, "query_text", query_filter(lambda t: False))
 
-    def bigrams_x2() -> contextlib.AbstractContextManager[None]:
-        return patched(query_mod, "query_text", query_repeat(lambda t: 2 if len(t) > 1 else 1))
-
-    def chars_x2() -> contextlib.AbstractContextManager[None]:
-        return patched(query_mod, "query_text", query_repeat(lambda t: 2 if len(t) == 1 else 1))
-
     def crumb(weight: float) -> LexicalVariant:
         def variant() -> contextlib.AbstractContextManager[None]:
             return patched(hybrid, "BM25_WEIGHTS", (weight, 1.0, 1.0))
@@ -174,8 +153,6 @@ def lexical_variants() -> dict[str, LexicalVariant]:
         "cilin synonyms: 2 senses 10 a word": expand(2, 10),
         "function chars out of the query": stop_chars,
         "no single characters in the query": no_chars_query,
-        "words and bigrams said twice": bigrams_x2,
-        "characters said twice": chars_x2,
         "breadcrumb weight 1": crumb(1.0),
         "breadcrumb weight 5": crumb(5.0),
     }
@@ -192,9 +169,10 @@ class DenseVariant:
     each read after the breadcrumb, as further rows (row 0 stays the whole text). Neither: one vector per
     chunk, the whole text, as `multilingual` did before section 33 (`--before`)."""
 
-    def __init__(self, inner: Any, heading: bool, window: int) -> None:
+    def __init__(self, inner: Any, heading: bool, window: int, lead: int = 0) -> None:
         self.inner = inner
         self.heading = heading
+        self.lead = lead
         self.window = window
         self.name = inner.name
         self.dim = inner.dim
@@ -231,7 +209,8 @@ class DenseVariant:
         for head, body in zip(heads, bodies, strict=True):
             plan = [head + body]
             if self.heading and head.strip() and head.strip() != (head + body).strip():
-                plan.append(head.strip())
+                first = body.strip().split("\n", 1)[0][: self.lead] if self.lead else ""
+                plan.append(head.strip() + ("\n\n" + first if first else ""))
             plan += self._pieces(head, body)
             plans.append(plan)
         flat = self.inner.embed_documents([t for plan in plans for t in plan])
@@ -376,6 +355,15 @@ def main() -> None:
     ap.add_argument("--lexical", help="comma-separated lexical variants (default: all)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--query-forms", action="store_true", help="rows for other ways to embed the query")
+    ap.add_argument(
+        "--lead",
+        type=int,
+        default=0,
+        help="the breadcrumb row also reads the text's first line, cut at N characters",
+    )
+    ap.add_argument(
+        "--threshold", action="store_true", help="also the hook floor's figures on the runbooks corpus"
+    )
     ap.add_argument("--before", action="store_true", help="one vector per chunk (no breadcrumb row)")
     ap.add_argument("--cilin", type=Path, help="the extended Cilin's cilin_ex.txt, for the synonym variants")
     ap.add_argument("--window", type=int, default=0, help="dense variant: windows of at most N tokens")
@@ -384,8 +372,8 @@ def main() -> None:
     embedder, why = rc.load(s, args.embedder)
     if embedder is None:
         raise SystemExit(f"{args.embedder}: {why}")
-    if args.before or args.window:
-        embedder = DenseVariant(embedder, not args.before, args.window)
+    if args.before or args.window or args.lead:
+        embedder = DenseVariant(embedder, not args.before, args.window, args.lead)
     if args.cilin:
         global CILIN
         CILIN = args.cilin
@@ -399,6 +387,17 @@ def main() -> None:
         "embedder": args.embedder,
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
+    if args.threshold:
+        from retrieval_threshold import best_cosines
+
+        with rc.corpus_index(s, rc.RUNBOOKS_CORPUS, embedder, args.data, "runbooks") as (engine, _):
+            searcher = engine.require_searcher()
+            on = sorted(c for c, _ in best_cosines(searcher, rc.first_answerable(60)))
+            off = sorted(best_cosines(searcher, rc.runbooks_questions(["off-topic"])), reverse=True)
+        out["threshold"] = {"on_p10": on[5], "on_min": on[0], "off_max": off[0]}
+        print(
+            f"hook floor: on-topic p10 {on[5]:.3f} (lowest {on[0]:.3f}), off-topic max {off[0]}", flush=True
+        )
     with indexed(s, rc.OBSIDIAN_ZH, embedder, args.data) as (engine, report):
         searcher = engine.require_searcher()
         flt = FileFilter()

@@ -82,6 +82,7 @@ class WindowedEmbedder(Protocol):
 
         A text the model reads whole is one row, equal to `embed_documents`'; a longer one is cut into
         consecutive windows of its body, each read with the head in front (a chunk's breadcrumb), so the
-        end of a long section is embedded too. Row 0 is the window `embed_documents` would read.
+        end of a long section is embedded too. Row 0 is the window `embed_documents` would read. Further rows
+        may be other views of the same chunk rather than windows (`multilingual`: its breadcrumb alone).
         """
         ...
