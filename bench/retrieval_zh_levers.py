@@ -31,6 +31,7 @@ import ragdown.search.hybrid as hybrid
 import ragdown.search.query as query_mod
 import ragdown.storage.lexical as lexical
 import retrieval_common as rc
+from ragdown.embedders.multilingual import LEAD_CHARS
 from ragdown.evaluation.metrics import grade
 from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import indexed, result_hit
@@ -164,7 +165,8 @@ def lexical_variants() -> dict[str, LexicalVariant]:
 class DenseVariant:
     """`multilingual` with extra vectors per chunk, stored as its windows (a chunk scores as its best row).
 
-    `heading` (what `multilingual` does since section 33): the chunk's breadcrumb alone as a second row;
+    `heading` (what `multilingual` does since section 33, with `lead` = `LEAD_CHARS`): the chunk's breadcrumb
+    and the first `lead` characters of its text's first line (0: the breadcrumb alone) as a second row;
     `window N`: when the chunk is over N tokens, its body cut at line ends into pieces of at most N tokens,
     each read after the breadcrumb, as further rows (row 0 stays the whole text). Neither: one vector per
     chunk, the whole text, as `multilingual` did before section 33 (`--before`)."""
@@ -358,8 +360,8 @@ def main() -> None:
     ap.add_argument(
         "--lead",
         type=int,
-        default=0,
-        help="the breadcrumb row also reads the text's first line, cut at N characters",
+        help="the heading row reads the text's first line cut at N characters (0: the breadcrumb alone; "
+        "multilingual ships LEAD_CHARS)",
     )
     ap.add_argument(
         "--threshold", action="store_true", help="also the hook floor's figures on the runbooks corpus"
@@ -372,8 +374,9 @@ def main() -> None:
     embedder, why = rc.load(s, args.embedder)
     if embedder is None:
         raise SystemExit(f"{args.embedder}: {why}")
-    if args.before or args.window or args.lead:
-        embedder = DenseVariant(embedder, not args.before, args.window, args.lead)
+    if args.before or args.window or args.lead is not None:
+        lead = LEAD_CHARS if args.lead is None else args.lead
+        embedder = DenseVariant(embedder, not args.before, args.window, lead)
     if args.cilin:
         global CILIN
         CILIN = args.cilin
