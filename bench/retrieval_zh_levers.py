@@ -165,11 +165,11 @@ def lexical_variants() -> dict[str, LexicalVariant]:
 class DenseVariant:
     """`multilingual` with extra vectors per chunk, stored as its windows (a chunk scores as its best row).
 
-    `heading` (what `multilingual` does since section 33, with `lead` = `LEAD_CHARS`): the chunk's breadcrumb
+    `heading` (what `multilingual` does since section 36, with `lead` = `LEAD_CHARS`): the chunk's breadcrumb
     and the first `lead` characters of its text's first line (0: the breadcrumb alone) as a second row;
     `window N`: when the chunk is over N tokens, its body cut at line ends into pieces of at most N tokens,
     each read after the breadcrumb, as further rows (row 0 stays the whole text). Neither: one vector per
-    chunk, the whole text, as `multilingual` did before section 33 (`--before`)."""
+    chunk, the whole text, as `multilingual` did before section 36 (`--before`)."""
 
     def __init__(self, inner: Any, heading: bool, window: int, lead: int = 0) -> None:
         self.inner = inner

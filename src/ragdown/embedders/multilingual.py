@@ -16,7 +16,7 @@ mixed-language notes, not for English ones.
   *about*, which its headings say in a few words. Hybrid top-1 went from 71 to 72 of 86 (zh dev), 4 to 5 of
   38 (`hard.dev`), 5 to 6 of 34 (`para2.dev`), 197 to 198 of 210 (runbooks). The breadcrumb alone ranks
   Chinese paraphrases better still (`hard.dev` 9 of 38) but, so short, sits close to prompts about nothing
-  in the notes: over the hook's floor (docs/benchmarks.md section 33).
+  in the notes: over the hook's floor (docs/benchmarks.md section 36).
 - Its threads are OpenMP's, read once when the engine loads: `OMP_NUM_THREADS` is set to `threads` and
   `OMP_WAIT_POLICY` to `PASSIVE` (unless the user set one) for that moment only, and put back after. OpenMP's
   default, active waiting, spins its idle threads: on a busy 2-core host a query took ~3 s at 2 threads
