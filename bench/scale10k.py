@@ -7,9 +7,9 @@ DATA holds an index of VAULT built beforehand (`RAGDOWN_DATA_DIR=DATA ragdown in
 fresh `ragdown stdio` on it (`RAGDOWN_DOCS_DIR=VAULT`, `RAGDOWN_DATA_DIR=DATA`). Per run: seconds from the
 spawn to the answer of `tools/list` after `initialize` (ready), VmRSS then, the first sync's end (a `sync`
 on the primary's socket), the first `ragdown_recall` call's milliseconds, then `--calls` more (one question
-of QUESTIONS each, 8 hits) and their p50/p95, and VmRSS / VmHWM after them. With `--before SRC` (an older
+of QUESTIONS each, 8 hits) and their p50/p95, and VmRSS (RssAnon + RssFile) / VmHWM after them. With `--before SRC` (an older
 `src/`, `git archive HEAD src | tar -x -C /tmp/before`) the same runs on that code alternate with these
-ones. `--pause S` waits S seconds after the first sync before the first call (an agent's first question
+ones (the order swapped every other repetition). `--pause S` waits S seconds after the first sync before the first call (an agent's first question
 seldom comes the instant its server is up; a server loads its dense matrix then). Prints medians; no
 figure is asserted anywhere.
 
@@ -40,7 +40,7 @@ def status(pid: int) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
         key, _, value = line.partition(":")
-        if key in {"VmRSS", "VmHWM"}:
+        if key in {"VmRSS", "VmHWM", "RssAnon", "RssFile"}:
             out[key] = int(value.split()[0]) // 1024
     return out
 
@@ -140,6 +140,8 @@ def run_once(
             "p50_ms": percentile(times[1:], 50),
             "p95_ms": percentile(times[1:], 95),
             "rss_after": after["VmRSS"],
+            "anon_after": after["RssAnon"],
+            "file_after": after["RssFile"],
             "hwm": after["VmHWM"],
         }
     finally:
@@ -171,8 +173,9 @@ def main() -> None:
     sides = {"after": REPO / "src"} | ({"before": args.before} if args.before else {})
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in sides}
     print(f"# load {os.getloadavg()}", flush=True)
-    for _ in range(args.reps):
-        for key, src in sides.items():
+    for rep in range(args.reps):
+        order = list(sides.items())
+        for key, src in order if rep % 2 == 0 else order[::-1]:
             figures = run_once(src, args.vault, args.data, args.embedder, questions, args.pause)
             runs[key].append(figures)
             print(key, json.dumps({k: round(v, 3) for k, v in figures.items()}), flush=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragdown.documents import parse_document
 from ragdown.storage.records import IndexMeta, PendingFile
@@ -70,3 +72,28 @@ def test_a_new_index_has_pages_that_hold_vectors_whole(tmp_path: Path) -> None:
     finally:
         conn.close()
         store.close()
+
+
+def test_a_reader_goes_with_its_thread(tmp_path: Path) -> None:
+    """A thread's reader (and its page cache) is closed once the thread has ended and another reader opens;
+    kept, each sync's thread left one open for the life of a server. A live thread keeps its own."""
+    store = open_store(tmp_path)
+    store.write_files([pending("a.md", np.stack([unit(0)]))])
+    mine = store._reader()
+    opened: list[sqlite3.Connection] = []
+    for _ in range(5):
+        thread = threading.Thread(target=lambda: opened.append(store._reader()))
+        thread.start()
+        thread.join()
+    store._reader()  # this thread's, already open: closes nothing
+    last = threading.Thread(target=lambda: opened.append(store._reader()))
+    last.start()
+    last.join()
+    for conn in opened[:-1]:  # each closed when the next thread's reader opened
+        with pytest.raises(sqlite3.ProgrammingError):
+            conn.execute("SELECT 1")
+    assert mine.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+    assert store.generation() >= 1  # this thread reads on, through its own reader
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        opened[-1].execute("SELECT 1")

@@ -75,7 +75,9 @@ class Store:
         self.writable = writable
         data_dir.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
+        # Every reader and the thread it belongs to: `close` closes them all; one whose thread has ended is
+        # closed when the next reader opens (`_reader`).
+        self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._conns_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._write_lock = threading.Lock()
@@ -102,7 +104,15 @@ class Store:
                 raise StoreError(f"the index at {self.path} is still being created by the primary: try again")
             self._local.conn = conn
             with self._conns_lock:
-                self._conns.append(conn)
+                ended = [c for t, c in self._conns if not t.is_alive()]
+                self._conns = [(t, c) for t, c in self._conns if t.is_alive()]
+                self._conns.append((threading.current_thread(), conn))
+            # A thread that has ended runs no query: its reader and its page cache (up to
+            # `READER_CACHE_KIB`) go. Kept, each sync's thread (and each thread a server answers in) left
+            # one open for the life of the process, ~110 MB of page caches after 40 `ragdown search`
+            # calls to a server at 10,000 notes (docs/benchmarks.md section 33).
+            for old in ended:
+                old.close()
         return conn
 
     @contextmanager
@@ -135,7 +145,7 @@ class Store:
 
     def close(self) -> None:
         with self._conns_lock:
-            for conn in self._conns:
+            for _, conn in self._conns:
                 conn.close()
             self._conns.clear()
         if self._writer is not None:

@@ -22,11 +22,16 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ragdown.core import heap
 from ragdown.embedders.base import Vectors
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import unit_mean
 
 _COMPACT_DEAD_SHARE = 0.2
+# Rows read from the store at a time: each batch is a list of bytes objects and their join (~1.5 MB at 384
+# dimensions), freed before the next. At 8,192 rows (12 MB twice over) a first load of 75,000 rows peaked
+# ~20 MB higher and left that much free in the C heap (docs/benchmarks.md section 33).
+_LOAD_BATCH = 1024
 
 
 class MatrixSource(Protocol):
@@ -38,7 +43,7 @@ class MatrixSource(Protocol):
     def max_deleted_seq(self, conn: sqlite3.Connection) -> int: ...
     def deleted_after(self, conn: sqlite3.Connection, after_seq: int) -> tuple[list[int], int]: ...
     def vectors_after(
-        self, conn: sqlite3.Connection, after_id: int
+        self, conn: sqlite3.Connection, after_id: int, batch: int = ...
     ) -> Iterator[list[tuple[int, int, bytes]]]: ...
     def vector_bytes_after(self, conn: sqlite3.Connection, after_id: int) -> int: ...
     def superseded_by(self) -> dict[str, list[str]]: ...
@@ -104,9 +109,12 @@ class DenseMatrix:
                 # later refresh keeps the slack, so one write does not copy the whole matrix.
                 count = self._store.vector_bytes_after(conn, self._last_id) // (4 * self.dim)
                 self._reserve(count, slack=self._n > 0)
-                for rows in self._store.vectors_after(conn, self._last_id):
+                fresh = self._n == 0
+                for rows in self._store.vectors_after(conn, self._last_id, batch=_LOAD_BATCH):
                     self._append(rows)
             self._mark_dead(deleted)
+            if fresh and self._n:
+                heap.trim()  # what the load freed (its batches, in this thread's arena) back to the system
             if self._n and self._dead > _COMPACT_DEAD_SHARE * self._n:
                 self._compact()
             self._generation = gen
