@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
-SHARED_BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
+# The shared corpora beside the checkout (`/work/main` -> `/work/shared`); a worktree one level deeper
+# (`/work/wt/NAME`) finds them one level up.
+_PARENTS = Path(__file__).resolve().parents
+SHARED_BENCH = next(
+    (p / "shared" / "bench" for p in (_PARENTS[2], _PARENTS[3]) if (p / "shared" / "bench").is_dir()),
+    _PARENTS[2] / "shared" / "bench",
+)
 CORPORA: dict[str, Path] = {
     "obsidian-help": SHARED_BENCH / "obsidian-help" / "vault",
     "ragdown-runbooks": SHARED_BENCH / "ragdown-runbooks" / "corpus",

@@ -15,7 +15,8 @@ holds now, the figure compared with the peers) and `VmHWM` (its peak). Two basel
 the imports alone (`mcp`'s server, numpy, onnxruntime, tokenizers: what any server with this model pays before
 loading anything) and a minimal server on the same SDK. With `--before SRC` (an older `src/`, e.g.
 `git archive HEAD src | tar -x -C /tmp/before`) the same runs on that code are interleaved and `ratio` is
-before / after.
+before / after; `--after SRC` measures another copy than this tree's `src/` as "after" (a snapshot, so
+the tree can change while a long run goes on).
 
 `--components MODEL.onnx ...` instead builds one ONNX Runtime session of each model (as `onnx.py` does) in a
 fresh process and prints VmRSS after the imports, after the session, after `heap.trim()`, and after five
@@ -220,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--before", type=Path, help="an older src/ to run side by side (read only)")
+    ap.add_argument(
+        "--after", type=Path, default=SRC, help="the src/ measured as after (default: this tree's)"
+    )
     ap.add_argument("--corpus", default="obsidian-help", choices=sorted(CORPORA))
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument(
@@ -234,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for model in args.components:
             components(model)
         return 0
-    codes: list[tuple[str, Path]] = [("after", SRC)]
+    codes: list[tuple[str, Path]] = [("after", args.after.resolve())]
     if args.before:
         codes.append(("before", args.before.resolve()))
     sys.path.insert(0, str(REPO / "bench"))

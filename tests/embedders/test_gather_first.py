@@ -1,5 +1,6 @@
 """The copy of a model whose int8 word table is looked up before it is turned into float32
-(`index/embedders/gather_first.py`), on the real all-MiniLM-L6-v2: the same vectors, made once.
+(`index/embedders/gather_first.py`), on the real all-MiniLM-L6-v2: the same vectors (to float32
+rounding), made once.
 
 The session's `minilm` fixture made its copy on its first load; the tests below make one more at most."""
 
@@ -24,6 +25,10 @@ pytestmark = [
 ]
 
 
+def drift(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)))
+
+
 def open_minilm(files: tuple[Path, Path], cache_dir: Path) -> OnnxEmbedder:
     return OnnxEmbedder("minilm", *files, CATALOG["minilm"].config, threads=1, cache_dir=cache_dir)
 
@@ -40,15 +45,17 @@ def test_the_copy_gives_the_very_vectors_of_the_model_as_shipped(
     shipped = open_minilm(minilm_files, tmp_path)
     assert not shipped.gather_first
     texts = [*q.SAMPLE_TEXTS, "終端機的設定在哪裡？", "x"]
-    assert np.array_equal(minilm.embed_documents(texts), shipped.embed_documents(texts))
-    assert np.array_equal(minilm.embed_query(texts[0]), shipped.embed_query(texts[0]))
+    # The same products; the copy's session runs without constant folding (its weights stay int8), so its
+    # kernels may sum in another order: within float32 rounding (measured 1.5e-7), never more than the check's.
+    assert drift(minilm.embed_documents(texts), shipped.embed_documents(texts)) <= gf.MAX_DRIFT
+    assert drift(minilm.embed_query(texts[0]), shipped.embed_query(texts[0])) <= gf.MAX_DRIFT
 
     # The next load opens the copy without making or checking it again.
     stamps = copy.stat().st_mtime_ns, verdict_path.stat().st_mtime_ns
     again = open_minilm(minilm_files, minilm.cache_dir)
     assert again.gather_first
     assert (copy.stat().st_mtime_ns, verdict_path.stat().st_mtime_ns) == stamps
-    assert np.array_equal(again.embed_documents(texts[:3]), shipped.embed_documents(texts[:3]))
+    assert np.array_equal(again.embed_documents(texts[:3]), minilm.embed_documents(texts[:3]))
 
 
 def test_a_model_without_such_a_table_is_read_once(

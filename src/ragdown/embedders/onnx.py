@@ -18,6 +18,10 @@
   end, so a server no longer keeps an indexing batch's peak (~300 MB on all-MiniLM-L6-v2) for its whole
   life. After a session is built the C heap is trimmed (`heap.trim`): the freed protobuf and optimiser
   copies are ~60 MB (docs/benchmarks.md section 15).
+- The gather-first copy (`gather_first.py`) is opened without constant folding: its MatMul weights stay
+  int8 (11 MB) instead of being folded into float32 constants at load (43 MB); each pass turns them back
+  into float32 in the arena, given back at its end. 30 MB less held for ~5 ms more CPU per query and ~6%
+  per indexing pass; vectors within 2e-7 of the folded session's (docs/benchmarks.md section 33).
 - `quantize=True` uses a verified, cached per-channel dynamic-int8 copy of the model (see `quantize.py`).
   The vectors stay within cosine 0.99 of the float model's, so the name (and the index built with it) is
   the same either way.
@@ -152,7 +156,9 @@ class OnnxModelConfig:
         return cls.from_mapping(cast("dict[str, object]", data), str(path))
 
 
-def _session(path: Path, threads: int, cpu_mem_arena: bool) -> ort.InferenceSession:
+def _session(path: Path, threads: int, cpu_mem_arena: bool, fold: bool = True) -> ort.InferenceSession:
+    """One session on the CPU. `fold=False` turns ONNX Runtime's constant folding off: the gather-first
+    copy's int8 weights then stay int8 in memory, each pass turning them into float32 before its MatMuls."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -162,7 +168,10 @@ def _session(path: Path, threads: int, cpu_mem_arena: bool) -> ort.InferenceSess
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.enable_cpu_mem_arena = cpu_mem_arena
     options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    disabled = [] if fold else ["ConstantFolding"]
+    return ort.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled
+    )
 
 
 def _run_options(cpu_mem_arena: bool) -> ort.RunOptions:
@@ -351,9 +360,9 @@ class OnnxEmbedder:
 
     # -- loading ---------------------------------------------------------------------------------
 
-    def _open(self, path: Path) -> None:
+    def _open(self, path: Path, *, fold: bool = True) -> None:
         try:
-            session = _session(path, self._threads, self._cpu_mem_arena)
+            session = _session(path, self._threads, self._cpu_mem_arena, fold)
         except Exception as exc:  # onnxruntime's errors (InvalidProtobuf, Fail, ...) share no public base
             raise EmbedderError(f"could not load the ONNX model of {self._name} ({path}): {exc}") from exc
         inputs = {i.name: i.type for i in session.get_inputs()}
@@ -399,7 +408,7 @@ class OnnxEmbedder:
         if not copy.is_file():
             return False
         try:
-            self._open(copy)
+            self._open(copy, fold=False)
             self._dim = self._probe_dim()
         except EmbedderError as exc:
             log.warning("%s: the gather-first copy is unusable (%s); making it again", self._name, exc)
@@ -424,7 +433,7 @@ class OnnxEmbedder:
             shipped = (self._session, self._input_types, self._output)
             reference = self._embed(list(gather_first.CHECK_TEXTS))
             try:
-                self._open(copy)
+                self._open(copy, fold=False)
                 drift = float(np.max(np.abs(self._embed(list(gather_first.CHECK_TEXTS)) - reference)))
             except EmbedderError as exc:
                 drift, reason = float("inf"), f"the copy does not open: {exc}"

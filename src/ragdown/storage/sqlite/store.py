@@ -193,8 +193,17 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def loading(self, files: int, step: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()  # SQLite keeps its indexes up to date as cheaply in bulk
+    @contextmanager
+    def loading(self, files: int, step: Callable[[str], None]) -> Iterator[None]:
+        """SQLite keeps its indexes up to date as cheaply in bulk; after a sync's writes, the writer's page
+        cache (up to `WRITER_CACHE_KIB`, the whole index of a small vault after a first index) is let go:
+        a server would otherwise hold it until its next sync (docs/benchmarks.md section 33)."""
+        try:
+            yield
+        finally:
+            if self._writer is not None:
+                with self._write_lock:
+                    self._writer.execute("PRAGMA shrink_memory")
 
     def write_files(self, pending: Sequence[PendingFile]) -> int:
         """Replace each file's chunks (and vectors) in one transaction. Returns the chunks written."""
