@@ -18,6 +18,9 @@ loading anything) and a minimal server on the same SDK. With `--before SRC` (an 
 before / after; `--after SRC` measures another copy than this tree's `src/` as "after" (a snapshot, so
 the tree can change while a long run goes on).
 
+`--data-dir D --vault V [--models M]`: only the `existing` state, on an index of V built beforehand in D
+(a first index with a model takes ~15 min on a loaded machine).
+
 `--components MODEL.onnx ...` instead builds one ONNX Runtime session of each model (as `onnx.py` does) in a
 fresh process and prints VmRSS after the imports, after the session, after `heap.trim()`, and after five
 passes of 8 x 256 tokens with the arena kept and with it shrunk after each pass.
@@ -80,7 +83,7 @@ def _sync_over_socket(cache: Path, timeout: float) -> None:
     """Wait until the server's first sync is over: its primary answers a forwarded sync after it."""
     deadline = time.monotonic() + timeout
     while True:
-        socks = list(cache.glob("ragdown/*/primary.sock"))
+        socks = list(cache.glob("ragdown/*/primary.sock")) + list(cache.glob("primary.sock"))
         if socks:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(timeout)
@@ -97,7 +100,9 @@ def _sync_over_socket(cache: Path, timeout: float) -> None:
         time.sleep(0.1)
 
 
-def server_once(src: Path, embedder: str, vault: Path, home: Path) -> dict[str, int]:
+def server_once(
+    src: Path, embedder: str, vault: Path, home: Path, data: Path | None = None, models: Path | None = None
+) -> dict[str, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGDOWN_")}
     env.update(
         PYTHONPATH=str(src),
@@ -107,6 +112,10 @@ def server_once(src: Path, embedder: str, vault: Path, home: Path) -> dict[str, 
         RAGDOWN_DOCS_DIR=str(vault),
         RAGDOWN_LOG_LEVEL="WARNING",
     )
+    if data is not None:
+        env["RAGDOWN_DATA_DIR"] = str(data)
+    if models is not None:
+        env["RAGDOWN_MODELS"] = str(models)
     script = Path(sys.executable).with_name("ragdown")
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -128,7 +137,7 @@ def server_once(src: Path, embedder: str, vault: Path, home: Path) -> dict[str, 
         _answer(proc, 1)
         proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         proc.stdin.flush()
-        _sync_over_socket(home / "cache", timeout=900)
+        _sync_over_socket(data if data is not None else home / "cache", timeout=3600)
         synced_ms = int((time.perf_counter() - start) * 1000)
         call = {"name": "ragdown_recall", "arguments": {"query": QUERY}}
         proc.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
@@ -224,6 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--after", type=Path, default=SRC, help="the src/ measured as after (default: this tree's)"
     )
+    ap.add_argument("--data-dir", type=Path, help="only serve this index of --vault, built beforehand")
+    ap.add_argument("--vault", type=Path, help="the folder --data-dir indexes")
+    ap.add_argument("--models", type=Path, help="RAGDOWN_MODELS for the servers (default: each its own)")
     ap.add_argument("--corpus", default="obsidian-help", choices=sorted(CORPORA))
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument(
@@ -260,6 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             record("minimal", baseline_once([sys.executable, str(minimal)], handshake=True))
             for name, src in order:
                 home = root / f"{name}-{rep}"
+                if args.data_dir:  # an index built beforehand: only the `existing` state
+                    home.mkdir()
+                    served = server_once(src, args.embedder, args.vault, home, args.data_dir, args.models)
+                    record(f"existing-{name}", served)
+                    continue
                 vault = home / "vault"
                 shutil.copytree(CORPORA[args.corpus], vault)
                 record(f"first-{name}", server_once(src, args.embedder, vault, home))
@@ -277,7 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]:
         rows.append([label, f"{med(key, 'VmRSS'):.0f}", f"{med(key, 'VmHWM'):.0f}", "", "", "", "", ""])
         figures[key] = {"VmRSS": med(key, "VmRSS"), "VmHWM": med(key, "VmHWM")}
-    for state, label in [("existing", "serving an existing index"), ("first", "right after a first index")]:
+    states = [("existing", "serving an existing index"), ("first", "right after a first index")]
+    for state, label in states[:1] if args.data_dir else states:
         after = {f: med(f"{state}-after", f) for f in ("VmRSS", "VmHWM", "synced_ms")}
         row: list[object] = [
             f"ragdown stdio, {args.embedder}, {label}",
