@@ -8,7 +8,7 @@ in its own thread), then `--calls` searches through the CLI's `search_output` fr
 server answers in one. After each step it prints `/proc/self/status`'s VmRSS / RssAnon / RssFile / VmHWM,
 `sqlite3_memory_used()` (every connection's page cache and statements) and, at the end, how many reader
 connections the store holds. The MCP SDK is imported first so the figures include it. Nothing is asserted;
-docs/benchmarks.md section 33 has the figures.
+docs/benchmarks.md section 37 has the figures.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@
 - The gather-first copy (`gather_first.py`) is opened without constant folding: its MatMul weights stay
   int8 (11 MB) instead of being folded into float32 constants at load (43 MB); each pass turns them back
   into float32 in the arena, given back at its end. 30 MB less held for ~5 ms more CPU per query and ~6%
-  per indexing pass; vectors within 2e-7 of the folded session's (docs/benchmarks.md section 33).
+  per indexing pass; vectors within 2e-7 of the folded session's (docs/benchmarks.md section 37).
 - `quantize=True` uses a verified, cached per-channel dynamic-int8 copy of the model (see `quantize.py`).
   The vectors stay within cosine 0.99 of the float model's, so the name (and the index built with it) is
   the same either way.

@@ -110,7 +110,7 @@ class Store:
             # A thread that has ended runs no query: its reader and its page cache (up to
             # `READER_CACHE_KIB`) go. Kept, each sync's thread (and each thread a server answers in) left
             # one open for the life of the process, ~110 MB of page caches after 40 `ragdown search`
-            # calls to a server at 10,000 notes (docs/benchmarks.md section 33).
+            # calls to a server at 10,000 notes (docs/benchmarks.md section 37).
             for old in ended:
                 old.close()
         return conn
@@ -197,7 +197,7 @@ class Store:
     def loading(self, files: int, step: Callable[[str], None]) -> Iterator[None]:
         """SQLite keeps its indexes up to date as cheaply in bulk; after a sync's writes, the writer's page
         cache (up to `WRITER_CACHE_KIB`, the whole index of a small vault after a first index) is let go:
-        a server would otherwise hold it until its next sync (docs/benchmarks.md section 33)."""
+        a server would otherwise hold it until its next sync (docs/benchmarks.md section 37)."""
         try:
             yield
         finally:

@@ -30,7 +30,7 @@ from ragdown.storage.records import unit_mean
 _COMPACT_DEAD_SHARE = 0.2
 # Rows read from the store at a time: each batch is a list of bytes objects and their join (~1.5 MB at 384
 # dimensions), freed before the next. At 8,192 rows (12 MB twice over) a first load of 75,000 rows peaked
-# ~20 MB higher and left that much free in the C heap (docs/benchmarks.md section 33).
+# ~20 MB higher and left that much free in the C heap (docs/benchmarks.md section 37).
 _LOAD_BATCH = 1024
 
 
