@@ -68,7 +68,9 @@ def recall(url: str, schema: str, queries: list[str], k: int = 10) -> float:
     with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
         conn.execute(sql.SQL("SET search_path TO {}, public").format(sql.Identifier(schema)))
-        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(pghnsw.HnswSettings().ef_search)))
+        conn.execute(
+            sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(pghnsw.HnswSettings().ef_search_for(0)))
+        )
         for query in queries:
             vec = np.asarray(HashEmbedder().embed_query(query), np.float32)
             with conn.transaction():

@@ -67,7 +67,8 @@ SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 50
 VOCABULARY = 30_000
 EF_SWEEP = (40, 100, 200, 400, 800)
-DEFAULT_HNSW = HnswSettings()
+DEFAULT_HNSW = HnswSettings().build_for(0)  # the build below LARGE vectors
+DEFAULT_EF_SEARCH = HnswSettings().ef_search_for(0)
 
 
 class CachedEmbedder(HashEmbedder):
@@ -620,7 +621,7 @@ def main() -> None:
         "pg_scale",
         {
             "settings": {
-                "ef_search": DEFAULT_HNSW.ef_search,
+                "ef_search": DEFAULT_EF_SEARCH,
                 "m": DEFAULT_HNSW.m,
                 "ef_construction": DEFAULT_HNSW.ef_construction,
             },

@@ -234,7 +234,7 @@ def main() -> None:
     result["settings"] = {
         "sections": args.sections,
         "queries": len(queries),
-        "ef_search": pg_scale.DEFAULT_HNSW.ef_search,
+        "ef_search": pg_scale.DEFAULT_EF_SEARCH,
     }
     path = write_result("pg_tail", result)
     for name, plans in result["explain"].items():

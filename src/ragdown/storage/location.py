@@ -75,9 +75,12 @@ def open_backend(settings: Settings, root: Path, data_dir: Path, mode: Mode) -> 
                 f"RAGDOWN_DATABASE_URL is set, but PostgreSQL support is not installed ({err}): "
                 "pip install 'ragdown[postgres]'"
             ) from None
-        from ragdown.storage.postgres.hnsw import HnswSettings
+        from ragdown.storage.postgres.hnsw import HNSW_KEYS, HnswSettings
 
-        hnsw = HnswSettings(settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search)
+        # a setting not set is chosen from the index's size (`HnswSettings`)
+        hnsw = HnswSettings(
+            *(getattr(settings, key) if key in settings.env_set else None for key in HNSW_KEYS)
+        )
         return PostgresBackend(settings.database_url, index_name(settings, root, mode), root, hnsw)
     return SqliteBackend(data_dir)
 

@@ -144,7 +144,7 @@ class PostgresBackend:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.SQL(self._search_path)))
-        conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(self.hnsw.ef_search)))
+        pghnsw.use_ef_search(conn, self.hnsw.ef_search_for(0))  # each search sets its own (`PgDense`)
         conn.execute("SET hnsw.iterative_scan = relaxed_order")
         register_vector(conn)
         self._down = False  # a new connection: the database answers again

@@ -6,8 +6,11 @@ full index against 944 rows/s plus 94.5 s of build for the first load). So the p
 graph before a load of at least `BULK_MIN_FILES` files that is at least 1/`BULK_SHARE` of the index
 (`worth_dropping`, `drop`) and builds it once after; and at the end of every sync it builds the graph where
 it is missing (a load that stopped half way) or was built with other settings than `RAGDOWN_HNSW_M` and
-`RAGDOWN_HNSW_EF_CONSTRUCTION` (`built_with`, `build`: the new graph is built beside the old one, which
-searches keep using until the swap). Without a graph, searches use an exact scan: slower, never wrong.
+`RAGDOWN_HNSW_EF_CONSTRUCTION`, or, where they are not set, than the index's size calls for
+(`HnswSettings.build_for`: a denser graph from `LARGE` vectors on; `built_with`, `build`: the new graph is
+built beside the old one, which searches keep using until the swap). Each search walks
+`HnswSettings.ef_search_for` candidates, chosen from the size the same way (`use_ef_search`). Without a
+graph, searches use an exact scan: slower, never wrong.
 
 `build` takes a connection of its own (autocommit, the index's `search_path`): it holds it for minutes,
 which the primary's lock connection and the pool's connections must not be held.
@@ -19,14 +22,13 @@ import contextlib
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
-
-from ragdown.core.config import setting
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +39,17 @@ BULK_SHARE = 4  # ... and unless it is at least a quarter of the files already i
 PROGRESS_EVERY_S = 15.0
 RETRY_AFTER_S = 600.0  # after a build that failed, the next one is tried at a sync this much later
 STEP = "building the vector index"  # the sync's progress step while a graph is built
-LARGE = 500_000  # vectors past which the log says what a denser graph buys (measured at 1M)
+LARGE = 500_000  # vectors from which the settings not set are the denser ones (`HnswSettings`)
 MAX_BUILD_MEMORY = 8 << 30  # the most `maintenance_work_mem` a build asks for (never lowered)
 PGVECTOR_BUILD = {"m": 16, "ef_construction": 64}  # pgvector's own, for an option a graph was built without
 
 
 @dataclass(frozen=True)
-class HnswSettings:
-    """The graph's build (`m`, `ef_construction`) and each query's candidate list (`ef_search`).
+class HnswBuild:
+    """One graph's build: pgvector's `m` and `ef_construction`."""
 
-    The defaults are pgvector's build and ef_search 400: recall@10 0.983 at 100,000 vectors shaped like a
-    real model's, 0.86 at 1,000,000; m 32 with ef_construction 128 reach 0.985 at 1,000,000 with ef_search
-    600 (0.995 at 1000), for a 3.9x longer build and 2.6x the query time (docs/benchmarks.md section 14)."""
-
-    m: int = setting("hnsw_m").default
-    ef_construction: int = setting("hnsw_ef_construction").default
-    ef_search: int = setting("hnsw_ef_search").default
+    m: int
+    ef_construction: int
 
     def build(self) -> dict[str, int]:
         return {"m": self.m, "ef_construction": self.ef_construction}
@@ -60,8 +57,74 @@ class HnswSettings:
     def describe(self) -> str:
         return f"m {self.m}, ef_construction {self.ef_construction}"
 
+    def at_least(self, other: HnswBuild) -> bool:
+        """As dense a graph as `other`, or denser."""
+        return self.m >= other.m and self.ef_construction >= other.ef_construction
 
-def create_sql(name: str, ops: str, settings: HnswSettings) -> sql.Composed:
+
+HNSW_KEYS = ("hnsw_m", "hnsw_ef_construction", "hnsw_ef_search")  # the settings, in `HnswSettings`'s order
+SMALL = HnswBuild(**PGVECTOR_BUILD)
+DENSE = HnswBuild(32, 128)  # from LARGE vectors on
+SMALL_EF_SEARCH = 400
+DENSE_EF_SEARCH = 600
+
+
+@dataclass(frozen=True)
+class HnswSettings:
+    """The graph's build (`m`, `ef_construction`) and each query's candidate list (`ef_search`): each one
+    set (`RAGDOWN_HNSW_*`) or, where None, chosen from the number of vectors.
+
+    Chosen: pgvector's build (m 16, ef_construction 64) and ef_search 400 below `LARGE` vectors (recall@10
+    0.983 at 100,000 vectors shaped like a real model's), m 32, ef_construction 128 and ef_search 600 from
+    `LARGE` on (0.86 at 1,000,000 with the small settings; 0.985 with these, for a 3.9x longer build and
+    2.6x the query time: docs/benchmarks.md sections 14 and 33). An `m` set without `ef_construction`
+    builds with 4 x m (pgvector's ratio), at least 64."""
+
+    m: int | None = None
+    ef_construction: int | None = None
+    ef_search: int | None = None
+
+    def build_for(self, rows: int, have: dict[str, int] | None = None) -> HnswBuild:
+        """The graph to build over `rows` vectors, where `have` is the one in use (`built_with`). A graph
+        in use at least as dense as the size's choice is kept, so that an index around `LARGE` is not
+        built again each time it crosses it."""
+        if self.m is not None:
+            m = self.m
+        else:
+            m = (DENSE if rows >= LARGE else SMALL).m
+        ef = self.ef_construction if self.ef_construction is not None else max(SMALL.ef_construction, 4 * m)
+        chosen = HnswBuild(m, ef)
+        chosen_both = self.m is None and self.ef_construction is None
+        if chosen_both and have is not None and HnswBuild(**have).at_least(chosen):
+            return HnswBuild(**have)
+        return chosen
+
+    def ef_search_for(self, rows: int) -> int:
+        """`hnsw.ef_search` for a search over `rows` vectors."""
+        if self.ef_search is not None:
+            return self.ef_search
+        return DENSE_EF_SEARCH if rows >= LARGE else SMALL_EF_SEARCH
+
+
+def use_ef_search(conn: psycopg.Connection[Any], ef_search: int) -> None:
+    """`hnsw.ef_search` on `conn` for its next search: set once on a pooled connection (which keeps it),
+    for the transaction only inside one (a rollback would undo a plain SET unseen)."""
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef_search)))
+        return
+    with _EF_LOCK:
+        if _EF_SET.get(conn) == ef_search:
+            return
+    conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef_search)))
+    with _EF_LOCK:
+        _EF_SET[conn] = ef_search
+
+
+_EF_SET: weakref.WeakKeyDictionary[psycopg.Connection[Any], int] = weakref.WeakKeyDictionary()
+_EF_LOCK = threading.Lock()
+
+
+def create_sql(name: str, ops: str, settings: HnswBuild) -> sql.Composed:
     return sql.SQL("CREATE INDEX {} ON vecs USING hnsw (emb {}) WITH (m = {}, ef_construction = {})").format(
         sql.Identifier(name), sql.SQL(ops), sql.Literal(settings.m), sql.Literal(settings.ef_construction)
     )
@@ -100,7 +163,7 @@ def build(
     conn: psycopg.Connection[Any],
     dim: int,
     ops: str,
-    settings: HnswSettings,
+    settings: HnswBuild,
     have: dict[str, int] | None,
     lock_key: int,
     watch: Callable[[], psycopg.Connection[Any]],
@@ -136,11 +199,12 @@ def build(
         log.info(
             "built the vector index over %s vectors in %.1f s", f"{rows:,}", time.perf_counter() - started
         )
-        if rows >= LARGE and settings.m < 32:
+        if rows >= LARGE and settings.m < DENSE.m:
             log.info(
                 "at a million vectors a graph of m 16 found 0.86 of the exact top 10 in ragdown's measurements, "
-                "m 32 (RAGDOWN_HNSW_M=32, RAGDOWN_HNSW_EF_CONSTRUCTION=128, RAGDOWN_HNSW_EF_SEARCH=600) 0.985, "
-                "for a longer build and slower searches: docs/benchmarks.md, section 14"
+                "m 32 0.985 (the choice from %s vectors on where RAGDOWN_HNSW_M is not set): "
+                "docs/benchmarks.md, sections 14 and 33",
+                f"{LARGE:,}",
             )
         return True
     finally:
@@ -149,7 +213,7 @@ def build(
 
 
 def _raise_build_memory(
-    conn: psycopg.Connection[Any], rows: int, value_bytes: int, settings: HnswSettings
+    conn: psycopg.Connection[Any], rows: int, value_bytes: int, settings: HnswBuild
 ) -> None:
     """Let a graph of `rows` vectors of `value_bytes` each fit in `maintenance_work_mem` (pgvector builds
     much faster while it does), up to `MAX_BUILD_MEMORY`; a larger value set on the server or role is kept."""

@@ -35,7 +35,13 @@ class PgRetrieval:
     def generation(self) -> int:
         raise NotImplementedError
 
-    def _rows(self, query: str | sql.Composable, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(
+        self, query: str | sql.Composable, params: Sequence[Any] = (), *, ef_search: int | None = None
+    ) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _ef_search(self) -> int:
+        """`hnsw.ef_search` for a search of this index's graph (set, or chosen from its size)."""
         raise NotImplementedError
 
     def _narrowing(self, flt: FileFilter | None, column: str) -> tuple[str, list[Any]]:
@@ -235,6 +241,7 @@ class PgDense:
                 f"SELECT v.id, 1 - (v.emb <=> %s{self._cast}) AS cos FROM vecs v WHERE TRUE{narrow}"
                 f" ORDER BY v.emb <=> %s{self._cast} LIMIT %s",
                 [vec, *params, vec, int(k)],
+                ef_search=self.store._ef_search(),
             )
         except (NotCreatedYet, psycopg.errors.UndefinedTable):  # an unreachable database is said, not empty
             return []

@@ -10,8 +10,9 @@ The schema `ragdown_<index id>` of the backend (`storage/postgres/backend.py`) h
   document length; the sum and the count are kept in `meta`).
 - `vecs(id, file_id, emb vector(dim))` with an HNSW index (`vector_cosine_ops`; `halfvec` past 2,000
   dimensions), made for the embedder's dimension when the index is (re)built, built once after a large
-  load and rebuilt when its settings change (`storage/postgres/hnsw.py`). Searched with `hnsw.ef_search`
-  (`RAGDOWN_HNSW_EF_SEARCH`) and pgvector's iterative scan, so a filter never leaves the pool short.
+  load and rebuilt when its settings change, or the index's size calls for a denser one
+  (`storage/postgres/hnsw.py`). Searched with `hnsw.ef_search` (`RAGDOWN_HNSW_EF_SEARCH`, else chosen
+  from the index's size) and pgvector's iterative scan, so a filter never leaves the pool short.
 
 `meta` holds the embedder, dimension, chunker and index version (a mismatch empties the index to rebuild,
 as in SQLite), this schema's version `pg_schema` (a mismatch drops and recreates the tables) and the
@@ -145,9 +146,20 @@ class PgStore(PgRetrieval):
                 f"the index in {self.backend.describe()} is still being created by the primary: try again"
             ) from None
 
-    def _rows(self, query: str | sql.Composable, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(
+        self, query: str | sql.Composable, params: Sequence[Any] = (), *, ef_search: int | None = None
+    ) -> list[tuple[Any, ...]]:
         with self._read() as conn:
+            if ef_search is not None:  # a search of the HNSW graph
+                pghnsw.use_ef_search(conn, ef_search)
             return conn.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+    def _vectors(self) -> int:
+        """The vectors in the index (one a chunk), as `meta` counts them: no scan of `vecs`."""
+        return int(self._stats()[0])
+
+    def _ef_search(self) -> int:
+        return self.backend.hnsw.ef_search_for(self._vectors())
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[psycopg.Connection[Any]]:
@@ -263,7 +275,7 @@ class PgStore(PgRetrieval):
                 )
                 conn.execute("CREATE INDEX vecs_file ON vecs(file_id)")
                 if ops:
-                    conn.execute(pghnsw.create_sql(pghnsw.INDEX, ops, self.backend.hnsw))
+                    conn.execute(pghnsw.create_sql(pghnsw.INDEX, ops, self.backend.hnsw.build_for(0)))
             conn.execute("DELETE FROM meta WHERE NOT (key = ANY(%s))", (list(KEEP_META),))
             conn.cursor().executemany(
                 "INSERT INTO meta(key, value) VALUES (%s, %s)",
@@ -300,13 +312,14 @@ class PgStore(PgRetrieval):
             if not has_vecs(conn):
                 return
             have = pghnsw.built_with(conn, self.backend.schema)
-        if have == self.backend.hnsw.build() or time.monotonic() < self._graph_retry_at:
+        want = self.backend.hnsw.build_for(self._vectors(), have)
+        if have == want.build() or time.monotonic() < self._graph_retry_at:
             return
         lock_key = self.backend.graph_lock_key
         step(pghnsw.STEP)
         try:
             with self.backend.connect() as conn:
-                pghnsw.build(conn, dim, ops, self.backend.hnsw, have, lock_key, self.backend.connect)
+                pghnsw.build(conn, dim, ops, want, have, lock_key, self.backend.connect)
         except (psycopg.Error, StoreError) as err:
             # The sync's writes are in; only the graph is not. Searches go on (by the old graph, or an
             # exact scan), and a build that fails (a full disk, a lost database) is not retried every sync.
