@@ -154,3 +154,72 @@ def test_a_graph_that_cannot_be_built_leaves_the_sync_and_search_working(
     store._graph_retry_at = 0.0  # type: ignore[attr-defined]  # the ten minutes are up
     engine.sync()
     assert graph(engine)[1] == {"m": 16, "ef_construction": 64}
+
+
+def test_the_settings_not_set_are_chosen_from_the_index_size() -> None:
+    chosen = pghnsw.HnswSettings()
+    large = pghnsw.LARGE
+    # pgvector's build and ef_search 400 below LARGE (0.983 of the exact top 10 at 100,000 vectors), a
+    # denser graph searched wider from it on (0.86 -> 0.985 at 1,000,000: docs/benchmarks.md section 33)
+    assert chosen.build_for(0).build() == {"m": 16, "ef_construction": 64}
+    assert chosen.build_for(large - 1).build() == {"m": 16, "ef_construction": 64}
+    assert chosen.build_for(large).build() == {"m": 32, "ef_construction": 128}
+    assert (chosen.ef_search_for(large - 1), chosen.ef_search_for(large)) == (400, 600)
+    # a denser graph in use is kept when the index shrinks below LARGE; a sparser one is built again
+    dense = {"m": 32, "ef_construction": 128}
+    assert chosen.build_for(large - 1, dense).build() == dense
+    assert chosen.build_for(10, {"m": 8, "ef_construction": 32}).build() == {"m": 16, "ef_construction": 64}
+    assert chosen.build_for(large, {"m": 16, "ef_construction": 64}).build() == dense
+    # what is set is kept whatever the size; an m set alone builds with 4 x m candidates
+    assert pghnsw.HnswSettings(m=16).build_for(10 * large).build() == {"m": 16, "ef_construction": 64}
+    assert pghnsw.HnswSettings(m=24).build_for(0).build() == {"m": 24, "ef_construction": 96}
+    assert pghnsw.HnswSettings(m=16).build_for(large - 1, dense).build() == {"m": 16, "ef_construction": 64}
+    assert pghnsw.HnswSettings(ef_search=77).ef_search_for(10 * large) == 77
+
+
+def test_an_index_past_the_large_size_gets_the_denser_graph_and_wider_searches(
+    docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, LOG)
+    monkeypatch.setattr(pghnsw, "LARGE", 30)  # sections, here: the same rule as at 500,000
+    for i in range(20):
+        write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i} about topic{i % 3}\n")
+    engine = open_engine(docs)
+    assert graph(engine)[1] == {"m": 16, "ef_construction": 64}
+    store = engine.require_store()
+
+    def searched_with(text: str) -> tuple[int, str]:
+        """The dense search's nearest chunk, and the ef_search it ran with (inside one transaction)."""
+        vec = HashEmbedder().embed_query(text)
+        with store.read_snapshot() as conn:
+            ids = [cid for cid, _ in store.dense_index(vec.shape[0]).search(vec, 5)]
+            row = conn.execute("SHOW hnsw.ef_search").fetchone()
+        assert row is not None
+        return ids[0], str(row[0])
+
+    assert searched_with("lemma4") == (exact(engine, "lemma4")[0], "400")
+
+    for i in range(20, 40):
+        write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i} about topic{i % 3}\n")
+    engine.sync()  # 40 sections now: the next graph is the denser one, built beside the one in use
+    assert "searches keep the one built with m 16, ef_construction 64 until it is done" in caplog.text
+    assert graph(engine)[1] == {"m": 32, "ef_construction": 128}
+    assert searched_with("lemma33") == (exact(engine, "lemma33")[0], "600")
+
+    # Fewer sections again: the denser graph stays (no rebuild each time the size crosses the line)
+    caplog.clear()
+    oid = graph(engine)[0]
+    for i in range(20, 40):
+        (docs / f"n{i}.md").unlink()
+    engine.sync()
+    assert "vector index" not in caplog.text
+    assert graph(engine)[0] == oid
+    assert searched_with("lemma4") == (exact(engine, "lemma4")[0], "400")
+    engine.close()
+
+    # A graph set by hand is built as set whatever the size, and the log says what the size calls for
+    for i in range(20, 40):
+        write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i} about topic{i % 3}\n")
+    again = open_engine(docs, RAGDOWN_HNSW_M="16", RAGDOWN_HNSW_EF_CONSTRUCTION="64")
+    assert graph(again)[1] == {"m": 16, "ef_construction": 64}
+    assert "m 32 0.985 (the choice from 30 vectors on where RAGDOWN_HNSW_M is not set)" in caplog.text
