@@ -209,6 +209,11 @@ def sweep(
                 variants.append((graph, ef, fetch))
     variants = list(dict.fromkeys(variants))
     statements = [statement(table_name, g, dim, f) for g, _, f in variants]
+    plans = []  # the graph each variant's plan walks (a check that it is the one meant)
+    for (graph, _, fetch), stmt in zip(variants, statements, strict=True):
+        params = (queries[0], queries[0]) if (fetch > 10 or graph.halfvec) else (queries[0],)
+        plan = "\n".join(str(r[0]) for r in conn.execute(sql.SQL("EXPLAIN ") + stmt, params).fetchall())
+        plans.append(next((w for w in plan.split() if w.startswith(f"{table_name}_")), "no graph"))
     hits = [0] * len(variants)
     times: list[list[float]] = [[] for _ in variants]
     for n, (q, tenth) in enumerate(zip(queries, exact, strict=True)):
@@ -226,6 +231,7 @@ def sweep(
         out.append(
             {
                 "graph": graph.label(),
+                "plan_uses": plans[i],
                 "ragdown_default": graph.ef_search == ef,
                 "ef_search": ef,
                 "fetch": fetch,
@@ -299,20 +305,25 @@ def main() -> None:
                     mat = shaped(real, size + args.queries, seed=size)
                     mat, queries = mat[:size], mat[size:]
                     load_s = load(conn, table_name, mat)
-                    graphs = [parse_build(b, size) for b in args.builds.split(",") if b]
-                    built = {}
-                    for graph in dict.fromkeys(graphs):
-                        built[graph.label()] = build(conn, table_name, graph, mat.shape[1], builds)
-                        builds_file.write_text(json.dumps(builds))
-                        print(
-                            f"{size:,}: {graph.label()} built in {built[graph.label()]} s",
-                            file=sys.stderr,
-                            flush=True,
-                        )
-                    found = sweep(
-                        conn, table_name, list(dict.fromkeys(graphs)), mat, queries, ef_sweep, fetches
-                    )
-                    disk = sizes(conn, table_name)
+                    graphs = list(dict.fromkeys(parse_build(b, size) for b in args.builds.split(",") if b))
+                    # `vector` graphs cannot share the table (the planner would pick either): each is built
+                    # and swept in turn (with the exact scan again), the `halfvec` ones with the last of them
+                    halves = [g for g in graphs if g.halfvec]
+                    fulls = [g for g in graphs if not g.halfvec]
+                    built: dict[str, float] = {}
+                    found: list[dict[str, Any]] = []
+                    disk: dict[str, int] = {}
+                    for group in [[f] for f in fulls[:-1]] + [fulls[-1:] + halves]:
+                        for graph in sorted(group, key=lambda g: not g.halfvec):
+                            built[graph.label()] = build(conn, table_name, graph, mat.shape[1], builds)
+                            builds_file.write_text(json.dumps(builds))
+                            print(
+                                f"{size:,}: {graph.label()} built in {built[graph.label()]} s",
+                                file=sys.stderr,
+                                flush=True,
+                            )
+                        found += sweep(conn, table_name, group, mat, queries, ef_sweep, fetches)
+                        disk.update(sizes(conn, table_name))
                     results.append(
                         {
                             "vectors": size,

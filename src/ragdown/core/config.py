@@ -233,13 +233,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hnsw_m", "RAGDOWN_HNSW_M", "int", 16, "HNSW links per vector",
             "With RAGDOWN_DATABASE_URL: the graph's links per vector (pgvector's m). More finds more of the "
             "true nearest sections at a million and up, for a longer build; the primary rebuilds the graph "
-            "when it changes.", minimum=2, maximum=100),
+            "when it changes. Unset: 16, and 32 from 500,000 sections on.", minimum=2, maximum=100),
     Setting("hnsw_ef_construction", "RAGDOWN_HNSW_EF_CONSTRUCTION", "int", 64, "HNSW build candidates",
             "With RAGDOWN_DATABASE_URL: candidates weighed per vector while the graph is built (at least "
-            "twice RAGDOWN_HNSW_M); the primary rebuilds the graph when it changes.", minimum=4, maximum=1000),
+            "twice RAGDOWN_HNSW_M); the primary rebuilds the graph when it changes. Unset: 4 x RAGDOWN_HNSW_M, "
+            "at least 64.", minimum=4, maximum=1000),
     Setting("hnsw_ef_search", "RAGDOWN_HNSW_EF_SEARCH", "int", 400, "HNSW search candidates",
             "With RAGDOWN_DATABASE_URL: candidates a dense search walks (pgvector's hnsw.ef_search): more "
-            "finds more of the true nearest sections, more slowly.", minimum=1, maximum=1000),
+            "finds more of the true nearest sections, more slowly. Unset: 400, and 600 from 500,000 sections "
+            "on.", minimum=1, maximum=1000),
     Setting("embedder", "RAGDOWN_EMBEDDER", "str", DEFAULT_EMBEDDER, "Embedder",
             "granite-small, bge-small, embeddinggemma, minilm (installed, works offline), multilingual (ragdown[multilingual]: "
             "Chinese and ~100 languages, offline), multilingual-e5-small, granite-multilingual, openai:<model> or "
