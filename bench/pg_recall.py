@@ -324,6 +324,11 @@ def main() -> None:
                             )
                         found += sweep(conn, table_name, group, mat, queries, ef_sweep, fetches)
                         disk.update(sizes(conn, table_name))
+                        print(
+                            json.dumps({"vectors": size, "disk_bytes": disk, "recall": found}),
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     results.append(
                         {
                             "vectors": size,

@@ -67,7 +67,7 @@ SECTIONS_PER_FILE = 10
 WORDS_PER_SECTION = 50
 VOCABULARY = 30_000
 EF_SWEEP = (40, 100, 200, 400, 800)
-DEFAULT_HNSW = HnswSettings().build_for(0)  # the build below LARGE vectors
+DEFAULT_HNSW = HnswSettings().build_for(0)  # the build below DENSE_FROM vectors
 DEFAULT_EF_SEARCH = HnswSettings().ef_search_for(0)
 
 

@@ -233,7 +233,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hnsw_m", "RAGDOWN_HNSW_M", "int", 16, "HNSW links per vector",
             "With RAGDOWN_DATABASE_URL: the graph's links per vector (pgvector's m). More finds more of the "
             "true nearest sections at a million and up, for a longer build; the primary rebuilds the graph "
-            "when it changes. Unset: 16, and 32 from 500,000 sections on.", minimum=2, maximum=100),
+            "when it changes. Unset: 16, and 32 from 100,000 sections on.", minimum=2, maximum=100),
     Setting("hnsw_ef_construction", "RAGDOWN_HNSW_EF_CONSTRUCTION", "int", 64, "HNSW build candidates",
             "With RAGDOWN_DATABASE_URL: candidates weighed per vector while the graph is built (at least "
             "twice RAGDOWN_HNSW_M); the primary rebuilds the graph when it changes. Unset: 4 x RAGDOWN_HNSW_M, "

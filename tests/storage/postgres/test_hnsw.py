@@ -158,14 +158,21 @@ def test_a_graph_that_cannot_be_built_leaves_the_sync_and_search_working(
 
 def test_the_settings_not_set_are_chosen_from_the_index_size() -> None:
     chosen = pghnsw.HnswSettings()
-    large = pghnsw.LARGE
-    # pgvector's build and ef_search 400 below LARGE (0.983 of the exact top 10 at 100,000 vectors), a
-    # denser graph searched wider from it on (0.86 -> 0.985 at 1,000,000: docs/benchmarks.md section 33)
+    large, wide = pghnsw.DENSE_FROM, pghnsw.WIDE_FROM
+    # pgvector's build below DENSE_FROM (0.983 of the exact top 10 at 100,000 vectors, 0.957 at 200,000),
+    # a denser graph from there; searched wider from WIDE_FROM on (0.974 -> 0.985 at 1,000,000):
+    # docs/benchmarks.md sections 14 and 33
+    assert large < wide
     assert chosen.build_for(0).build() == {"m": 16, "ef_construction": 64}
     assert chosen.build_for(large - 1).build() == {"m": 16, "ef_construction": 64}
     assert chosen.build_for(large).build() == {"m": 32, "ef_construction": 128}
-    assert (chosen.ef_search_for(large - 1), chosen.ef_search_for(large)) == (400, 600)
-    # a denser graph in use is kept when the index shrinks below LARGE; a sparser one is built again
+    assert chosen.build_for(wide).build() == {"m": 32, "ef_construction": 128}
+    assert (chosen.ef_search_for(large), chosen.ef_search_for(wide - 1), chosen.ef_search_for(wide)) == (
+        400,
+        400,
+        600,
+    )
+    # a denser graph in use is kept when the index shrinks below DENSE_FROM; a sparser one is built again
     dense = {"m": 32, "ef_construction": 128}
     assert chosen.build_for(large - 1, dense).build() == dense
     assert chosen.build_for(10, {"m": 8, "ef_construction": 32}).build() == {"m": 16, "ef_construction": 64}
@@ -181,7 +188,9 @@ def test_an_index_past_the_large_size_gets_the_denser_graph_and_wider_searches(
     docs: Path, open_engine: OpenEngine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, LOG)
-    monkeypatch.setattr(pghnsw, "LARGE", 30)  # sections, here: the same rule as at 500,000
+    # sections, here: the same rules as at 100,000 and 500,000
+    monkeypatch.setattr(pghnsw, "DENSE_FROM", 30)
+    monkeypatch.setattr(pghnsw, "WIDE_FROM", 35)
     for i in range(20):
         write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i} about topic{i % 3}\n")
     engine = open_engine(docs)
@@ -222,4 +231,4 @@ def test_an_index_past_the_large_size_gets_the_denser_graph_and_wider_searches(
         write(docs, f"n{i}.md", f"# Note {i}\n\nlemma{i} about topic{i % 3}\n")
     again = open_engine(docs, RAGDOWN_HNSW_M="16", RAGDOWN_HNSW_EF_CONSTRUCTION="64")
     assert graph(again)[1] == {"m": 16, "ef_construction": 64}
-    assert "m 32 0.985 (the choice from 30 vectors on where RAGDOWN_HNSW_M is not set)" in caplog.text
+    assert "than one of m 32, the choice from 30 vectors on where RAGDOWN_HNSW_M is not set" in caplog.text

@@ -7,7 +7,7 @@ graph before a load of at least `BULK_MIN_FILES` files that is at least 1/`BULK_
 (`worth_dropping`, `drop`) and builds it once after; and at the end of every sync it builds the graph where
 it is missing (a load that stopped half way) or was built with other settings than `RAGDOWN_HNSW_M` and
 `RAGDOWN_HNSW_EF_CONSTRUCTION`, or, where they are not set, than the index's size calls for
-(`HnswSettings.build_for`: a denser graph from `LARGE` vectors on; `built_with`, `build`: the new graph is
+(`HnswSettings.build_for`: a denser graph from `DENSE_FROM` vectors on; `built_with`, `build`: the new graph is
 built beside the old one, which searches keep using until the swap). Each search walks
 `HnswSettings.ef_search_for` candidates, chosen from the size the same way (`use_ef_search`). Without a
 graph, searches use an exact scan: slower, never wrong.
@@ -39,7 +39,8 @@ BULK_SHARE = 4  # ... and unless it is at least a quarter of the files already i
 PROGRESS_EVERY_S = 15.0
 RETRY_AFTER_S = 600.0  # after a build that failed, the next one is tried at a sync this much later
 STEP = "building the vector index"  # the sync's progress step while a graph is built
-LARGE = 500_000  # vectors from which the settings not set are the denser ones (`HnswSettings`)
+DENSE_FROM = 100_000  # vectors from which m and ef_construction, where not set, are the denser ones
+WIDE_FROM = 500_000  # ... and from which ef_search, where not set, is the wider one
 MAX_BUILD_MEMORY = 8 << 30  # the most `maintenance_work_mem` a build asks for (never lowered)
 PGVECTOR_BUILD = {"m": 16, "ef_construction": 64}  # pgvector's own, for an option a graph was built without
 
@@ -64,7 +65,7 @@ class HnswBuild:
 
 HNSW_KEYS = ("hnsw_m", "hnsw_ef_construction", "hnsw_ef_search")  # the settings, in `HnswSettings`'s order
 SMALL = HnswBuild(**PGVECTOR_BUILD)
-DENSE = HnswBuild(32, 128)  # from LARGE vectors on
+DENSE = HnswBuild(32, 128)  # from DENSE_FROM vectors on
 SMALL_EF_SEARCH = 400
 DENSE_EF_SEARCH = 600
 
@@ -74,10 +75,11 @@ class HnswSettings:
     """The graph's build (`m`, `ef_construction`) and each query's candidate list (`ef_search`): each one
     set (`RAGDOWN_HNSW_*`) or, where None, chosen from the number of vectors.
 
-    Chosen: pgvector's build (m 16, ef_construction 64) and ef_search 400 below `LARGE` vectors (recall@10
-    0.983 at 100,000 vectors shaped like a real model's), m 32, ef_construction 128 and ef_search 600 from
-    `LARGE` on (0.86 at 1,000,000 with the small settings; 0.985 with these, for a 3.9x longer build and
-    2.6x the query time: docs/benchmarks.md sections 14 and 33). An `m` set without `ef_construction`
+    Chosen, on vectors shaped like a real model's (docs/benchmarks.md sections 14 and 33): pgvector's build
+    (m 16, ef_construction 64) below `DENSE_FROM` vectors (recall@10 0.983 at 100,000 with ef_search 400,
+    but 0.957 at 200,000), m 32 and ef_construction 128 from there (a build about 4x longer); ef_search 400
+    below `WIDE_FROM` vectors, 600 from there (at 1,000,000: 0.974 with 400, 0.985 with 600; m 16 found
+    0.863 and, at pgvector's largest ef_search, 1000, 0.946). An `m` set without `ef_construction`
     builds with 4 x m (pgvector's ratio), at least 64."""
 
     m: int | None = None
@@ -86,12 +88,12 @@ class HnswSettings:
 
     def build_for(self, rows: int, have: dict[str, int] | None = None) -> HnswBuild:
         """The graph to build over `rows` vectors, where `have` is the one in use (`built_with`). A graph
-        in use at least as dense as the size's choice is kept, so that an index around `LARGE` is not
+        in use at least as dense as the size's choice is kept, so that an index around `DENSE_FROM` is not
         built again each time it crosses it."""
         if self.m is not None:
             m = self.m
         else:
-            m = (DENSE if rows >= LARGE else SMALL).m
+            m = (DENSE if rows >= DENSE_FROM else SMALL).m
         ef = self.ef_construction if self.ef_construction is not None else max(SMALL.ef_construction, 4 * m)
         chosen = HnswBuild(m, ef)
         chosen_both = self.m is None and self.ef_construction is None
@@ -103,7 +105,7 @@ class HnswSettings:
         """`hnsw.ef_search` for a search over `rows` vectors."""
         if self.ef_search is not None:
             return self.ef_search
-        return DENSE_EF_SEARCH if rows >= LARGE else SMALL_EF_SEARCH
+        return DENSE_EF_SEARCH if rows >= WIDE_FROM else SMALL_EF_SEARCH
 
 
 def use_ef_search(conn: psycopg.Connection[Any], ef_search: int) -> None:
@@ -199,12 +201,14 @@ def build(
         log.info(
             "built the vector index over %s vectors in %.1f s", f"{rows:,}", time.perf_counter() - started
         )
-        if rows >= LARGE and settings.m < DENSE.m:
+        if rows >= DENSE_FROM and settings.m < DENSE.m:
             log.info(
-                "at a million vectors a graph of m 16 found 0.86 of the exact top 10 in ragdown's measurements, "
-                "m 32 0.985 (the choice from %s vectors on where RAGDOWN_HNSW_M is not set): "
-                "docs/benchmarks.md, sections 14 and 33",
-                f"{LARGE:,}",
+                "a graph of m %s over this many vectors finds less of the exact top 10 than one of m 32, the "
+                "choice from %s vectors on where RAGDOWN_HNSW_M is not set (m 16 found 0.957 at 200,000 and "
+                "0.86 at 1,000,000 in ragdown's measurements, m 32 0.985 at 1,000,000): docs/benchmarks.md, "
+                "sections 14 and 33",
+                settings.m,
+                f"{DENSE_FROM:,}",
             )
         return True
     finally:
