@@ -4,12 +4,14 @@ driven by Playwright. Tests that need a browser are skipped, with the reason, wh
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +22,8 @@ import pytest
 from tests.conftest import ServeProcess, start_serve, write
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+    from playwright.sync_api._context_manager import PlaywrightContextManager
 
 CHROMIUM = Path(os.environ.get("RAGDOWN_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -156,19 +159,74 @@ def ui_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UiServer]:
     server.stop()
 
 
+class _Chromium:
+    """One Playwright driver and one Chromium for this test process, started by the first browser test module
+    and closed when the process ends: a launch costs ~1.5 s of CPU and, on a loaded machine, many seconds.
+    Each test gets its own browser context (its own storage, cookies and permissions), so nothing of a
+    test's browser state reaches another.
+
+    The sync API keeps its event loop suspended in this thread and marks it as the thread's running loop
+    after each call; an async test that ran next (`asyncio.run`, anyio) would then refuse to start. So the
+    loop is the running one only while a browser test module runs (`lend`), and none between modules."""
+
+    def __init__(self) -> None:
+        self.manager: PlaywrightContextManager | None = None
+        self.playwright: Playwright | None = None
+        self.launched: Browser | None = None
+
+    @contextmanager
+    def lend(self) -> Iterator[Browser]:
+        self._resume()
+        try:
+            if self.launched is None or not self.launched.is_connected():
+                self.launched = self._playwright().chromium.launch(
+                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+                )
+            yield self.launched
+        finally:
+            asyncio._set_running_loop(None)
+
+    def close(self) -> None:
+        if self.manager is None:
+            return
+        self._resume()
+        try:
+            if self.launched is not None and self.launched.is_connected():
+                self.launched.close()
+        finally:
+            self.manager.__exit__()  # ends the driver; its loop is closed and no longer running here
+            asyncio._set_running_loop(None)
+            self.manager = self.playwright = self.launched = None
+
+    def _playwright(self) -> Playwright:
+        if self.playwright is None:
+            from playwright.sync_api import sync_playwright
+
+            self.manager = sync_playwright()
+            self.playwright = self.manager.__enter__()
+        return self.playwright
+
+    def _resume(self) -> None:
+        """Make the driver's loop this thread's running loop again, as the sync API left it."""
+        if self.manager is not None and not self.manager._loop.is_closed():
+            asyncio._set_running_loop(self.manager._loop)
+
+
+@pytest.fixture(scope="session")
+def _chromium() -> Iterator[_Chromium]:
+    chromium = _Chromium()
+    yield chromium
+    chromium.close()
+
+
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One Chromium per test module: closed after it, so playwright's event loop never outlives the browser
-    tests and clashes with an async test that runs later in the same session."""
+def browser(_chromium: _Chromium) -> Iterator[Browser]:
+    """This test process's Chromium (`_Chromium`), lent to one test module at a time."""
     reason = browser_missing()
     if reason:
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with _chromium.lend() as launched:
         yield launched
-        launched.close()
 
 
 OpenPage = Callable[..., "Page"]
