@@ -106,13 +106,23 @@ def recall_refusal(**arguments: object) -> str:
     return refused.value.message
 
 
-def test_search_refuses_what_ragdown_recall_refuses_with_its_message(tmp_path: Path) -> None:
+def test_search_refuses_what_ragdown_recall_refuses_with_its_message(
+    tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     """An empty query, or a `top_k` outside 1-50, is refused by the tool's own argument model: the same
-    message as MCP's, exit 2, nothing on stdout (it used to print every chunk, or clamp `top_k`)."""
+    message as MCP's, exit 2, nothing on stdout (it used to print every chunk, or clamp `top_k`). The
+    command runs in this process (`main`): what a real process prints and exits with is the other tests'."""
+    from ragdown.cli.main import main
+
+    def search(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(["search", str(docs), *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
     docs = tmp_path / "docs"
     for n in range(60):
         write(docs, f"n{n}.md", f"# Note {n}\n\nrestore step {n}\n")
-    env = isolated_env(tmp_path)
     for query, top_k in (
         ("", 8),
         ("   ", 8),
@@ -121,15 +131,15 @@ def test_search_refuses_what_ragdown_recall_refuses_with_its_message(tmp_path: P
         ("restore", 500),
         ("restore", 51),
     ):
-        done = ragdown(env, "search", str(docs), query, "--top-k", str(top_k))
-        assert (done.returncode, done.stdout) == (2, ""), (query, top_k, done.stdout[:200])
-        assert done.stderr == f"ragdown: {recall_refusal(query=query, top_k=top_k)}\n"
-        assert "Traceback" not in done.stderr
-    assert "query" in ragdown(env, "search", str(docs), "").stderr
+        code, out, err = search(query, "--top-k", str(top_k))
+        assert (code, out) == (2, ""), (query, top_k, out[:200])
+        assert err == f"ragdown: {recall_refusal(query=query, top_k=top_k)}\n"
+        assert "Traceback" not in err
+    assert "query" in search("")[2]
     for top_k in (1, 50):
-        done = ragdown(env, "search", str(docs), "restore", "--top-k", str(top_k), "--json")
-        assert done.returncode == 0, done.stderr
-        assert len(json.loads(done.stdout)["hits"]) == top_k
+        code, out, err = search("restore", "--top-k", str(top_k), "--json")
+        assert code == 0, err
+        assert len(json.loads(out)["hits"]) == top_k
 
 
 def test_a_primary_declines_a_search_ragdown_recall_refuses(tmp_path: Path) -> None:
