@@ -5,12 +5,20 @@ confirmation), a deleted document's page, the folder's Trash with Restore, and r
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
+from anyio.from_thread import start_blocking_portal
 
-from tests.conftest import write
+from ragdown.core.config import Settings
+from ragdown.http.serve import build_app
+from tests.conftest import isolated_env, write
+from tests.http.conftest import APP_URL, TOKEN, PortalTransport
 from tests.web.conftest import OpenPage, UiServer, browser_missing, start_ui_server
 
 if TYPE_CHECKING:
@@ -42,6 +50,34 @@ def edit_outside(server: UiServer, path: str, text: str) -> None:
     (the test server has no watcher)."""
     write(server.docs, path, text)
     save(server, "work/history-sync.md", f"# Sync\n\nAfter {path}: {len(text)}.\n")
+
+
+@contextmanager
+def app_client(home: Path, docs: Path) -> Iterator[httpx.Client]:
+    """The app `ragdown serve` runs on `docs`, in this process (its event loop in a thread of its own: the
+    browser's holds this one), through a client that sends its token; its engine stopped at the end."""
+    environ = isolated_env(
+        home,
+        RAGDOWN_HOST="127.0.0.1",
+        RAGDOWN_DOCS_DIR=str(docs),
+        RAGDOWN_DATA_DIR=str(home / "data"),
+        RAGDOWN_TOKEN=TOKEN,
+    )
+    app = build_app(Settings.from_env(environ))
+    with (
+        start_blocking_portal("asyncio", name="ragdown-app") as portal,
+        portal.wrap_async_context_manager(app.lifespan(app)),
+    ):
+        engine = app.runtime.engine
+        deadline = time.monotonic() + 90
+        while not (engine.wait_ready(0) and engine.last_sync and not engine.syncing):
+            assert engine.error is None, f"the engine could not start: {engine.error}"
+            assert time.monotonic() < deadline, "the app never finished its first sync"
+            time.sleep(0.02)
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        transport = PortalTransport(portal, app)
+        with httpx.Client(base_url=APP_URL, headers=headers, timeout=30, transport=transport) as client:
+            yield client
 
 
 def row(page: Page, version: int) -> Locator:
@@ -283,15 +319,17 @@ def test_read_only_shows_the_history_and_trash_without_restore(tmp_path: Path, o
     (docs / "notes").mkdir(parents=True)
     (docs / "notes/a.md").write_text("# A\n\nFirst.\n")
     (docs / "notes/b.md").write_text("# B\n\nDeleted later.\n")
-    # Versions made by a writable server first; the history lives beside the documents.
+    # Versions made by a writable server first (its app in this process, stopped before the read-only
+    # one starts); the history lives beside the documents.
     (tmp_path / "writer").mkdir()
     (tmp_path / "reader").mkdir()
-    writer = start_ui_server(tmp_path / "writer", docs)
-    try:
-        save(writer, "notes/a.md", "# A\n\nSecond.\n")
-        api_ok(writer, "DELETE", "/api/doc", params={"path": "notes/b.md"})
-    finally:
-        writer.stop()
+    with app_client(tmp_path / "writer", docs) as writer:
+        saved = writer.post(
+            "/api/doc", json={"path": "notes/a.md", "text": "# A\n\nSecond.\n", "overwrite": True}
+        )
+        assert saved.status_code in (200, 201), saved.text
+        deleted = writer.delete("/api/doc", params={"path": "notes/b.md"})
+        assert deleted.status_code in (200, 201), deleted.text
     server = start_ui_server(tmp_path / "reader", docs, RAGDOWN_READ_ONLY="true")
     try:
         page = open_page(server, "/#/d/notes/a.md")
