@@ -225,6 +225,11 @@ def browser(_chromium: _Chromium) -> Iterator[Browser]:
     reason = browser_missing()
     if reason:
         pytest.skip(reason)
+    from playwright.sync_api import expect
+
+    # An assertion waits as long as an action does (`set_default_timeout` below), not playwright's 5 s: on a
+    # loaded machine the first mermaid diagram alone (5 MB of JavaScript to parse) took longer.
+    expect.set_options(timeout=15_000)
     with _chromium.lend() as launched:
         yield launched
 
