@@ -70,9 +70,11 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 # One line per test file as it finishes (tests/progress.py); each file's tests stay on one worker, so a
-# module's fixtures (a browser, a server) start once.
+# module's fixtures (a browser, a server) start once. Byte code is written (Python's default) even where the
+# environment sets PYTHONDONTWRITEBYTECODE: the suite starts hundreds of ragdown processes, and each one
+# would otherwise compile numpy, the mcp SDK and ragdown again (docs/benchmarks.md section 7).
 unit: $(DEV_STAMP)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 test: lint typecheck unit
 
