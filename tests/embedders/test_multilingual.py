@@ -7,6 +7,8 @@ The tests that load it skip when the extra is not installed (`make test` install
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,26 @@ from ragdown.storage.filter_sql import FileFilter
 from tests.conftest import isolated_env, write
 
 UNREACHABLE_HUB = "http://127.0.0.1:9"  # the discard port: nothing listens
+
+
+@contextmanager
+def multilingual_engine(tmp_path: Path, docs: Path) -> Iterator[Engine]:
+    """An engine of `docs` with `multilingual`, no model hub reachable, after one sync."""
+    environ = isolated_env(
+        tmp_path,
+        RAGDOWN_DOCS_DIR=str(docs),
+        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
+        RAGDOWN_MODELS=str(tmp_path / "models"),
+        HF_ENDPOINT=UNREACHABLE_HUB,
+        RAGDOWN_EMBEDDER="multilingual",
+    )
+    engine = Engine(Settings.from_env(environ), "stdio", docs_dir=docs)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        engine.sync()
+        yield engine
+    finally:
+        engine.close()
 
 
 @pytest.fixture(scope="module")
@@ -107,18 +129,7 @@ def test_ragdown_indexes_and_answers_chinese_with_it_offline(tmp_path: Path, doc
         pytest.skip(f"the multilingual embedder is not installed: {ml.PIP_HINT}")
     write(docs, "退款.md", "# 退款政策\n\n购买后三十天内可以申请全额退款。")
     write(docs, "画布.md", "# 白板\n\n白板是一个用于视觉笔记的无限画布，可以放卡片和连线。")
-    environ = isolated_env(
-        tmp_path,
-        RAGDOWN_DOCS_DIR=str(docs),
-        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
-        RAGDOWN_MODELS=str(tmp_path / "models"),
-        HF_ENDPOINT=UNREACHABLE_HUB,
-        RAGDOWN_EMBEDDER="multilingual",
-    )
-    engine = Engine(Settings.from_env(environ), "stdio", docs_dir=docs)
-    engine.start(background=False, initial_sync=False, watch=False)
-    try:
-        engine.sync()
+    with multilingual_engine(tmp_path, docs) as engine:
         assert engine.embedder is not None
         assert engine.embedder.name == "multilingual"
         assert engine.embedder_error is None
@@ -126,8 +137,6 @@ def test_ragdown_indexes_and_answers_chinese_with_it_offline(tmp_path: Path, doc
         hits = engine.search("钱能要回来吗", FileFilter(), SearchOptions(top_k=2))
         assert hits
         assert hits[0].path == "退款.md"
-    finally:
-        engine.close()
 
 
 @pytest.mark.integration
@@ -152,18 +161,7 @@ def test_the_index_scores_a_section_by_its_breadcrumb_too(tmp_path: Path, docs: 
     if not ml.installed():
         pytest.skip(f"the multilingual embedder is not installed: {ml.PIP_HINT}")
     write(docs, "快捷键.md", "# 快捷键\n\n## 移除快捷键\n\n右键单击命令旁边的叉号图标即可。\n")
-    environ = isolated_env(
-        tmp_path,
-        RAGDOWN_DOCS_DIR=str(docs),
-        RAGDOWN_DATA_DIR=str(tmp_path / "data"),
-        RAGDOWN_MODELS=str(tmp_path / "models"),
-        HF_ENDPOINT=UNREACHABLE_HUB,
-        RAGDOWN_EMBEDDER="multilingual",
-    )
-    engine = Engine(Settings.from_env(environ), "stdio", docs_dir=docs)
-    engine.start(background=False, initial_sync=False, watch=False)
-    try:
-        engine.sync()
+    with multilingual_engine(tmp_path, docs) as engine:
         searcher = engine.require_searcher()
         assert engine.embedder is not None
         assert searcher.matrix is not None
@@ -172,5 +170,3 @@ def test_the_index_scores_a_section_by_its_breadcrumb_too(tmp_path: Path, docs: 
         crumb = engine.embedder.embed_documents([ml.heading_row(section.breadcrumb, section.text)])[0]
         # The chunk's best vector is its heading row's own: the cosine of that passage vector is 1.
         assert searcher.matrix.cosine(crumb, [section.id])[section.id] == pytest.approx(1.0, abs=1e-4)
-    finally:
-        engine.close()
