@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,15 +28,11 @@ CONVERTED = (
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    values = isolated_env(tmp_path)
-    for key in list(os.environ):
-        if key.startswith("RAGDOWN_"):
-            monkeypatch.delenv(key)
-    for key, value in values.items():
-        monkeypatch.setenv(key, value)
-    yield values
-    blocks.read_setext(True)  # one choice per process: the next test parses as every other does
+def env(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """The shared `env` (tests/conftest.py), and setext read again afterwards: one choice per process, so
+    the next test parses as every other does."""
+    yield env
+    blocks.read_setext(True)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
