@@ -161,7 +161,7 @@ def test_the_settings_not_set_are_chosen_from_the_index_size() -> None:
     large, wide = pghnsw.DENSE_FROM, pghnsw.WIDE_FROM
     # pgvector's build below DENSE_FROM (0.983 of the exact top 10 at 100,000 vectors, 0.957 at 200,000),
     # a denser graph from there; searched wider from WIDE_FROM on (0.974 -> 0.985 at 1,000,000):
-    # docs/benchmarks.md sections 14 and 33
+    # docs/benchmarks.md sections 14 and 38
     assert large < wide
     assert chosen.build_for(0).build() == {"m": 16, "ef_construction": 64}
     assert chosen.build_for(large - 1).build() == {"m": 16, "ef_construction": 64}

@@ -75,7 +75,7 @@ class HnswSettings:
     """The graph's build (`m`, `ef_construction`) and each query's candidate list (`ef_search`): each one
     set (`RAGDOWN_HNSW_*`) or, where None, chosen from the number of vectors.
 
-    Chosen, on vectors shaped like a real model's (docs/benchmarks.md sections 14 and 33): pgvector's build
+    Chosen, on vectors shaped like a real model's (docs/benchmarks.md sections 14 and 38): pgvector's build
     (m 16, ef_construction 64) below `DENSE_FROM` vectors (recall@10 0.983 at 100,000 with ef_search 400,
     but 0.957 at 200,000), m 32 and ef_construction 128 from there (a build about 4x longer); ef_search 400
     below `WIDE_FROM` vectors, 600 from there (at 1,000,000: 0.974 with 400, 0.985 with 600; m 16 found
@@ -206,7 +206,7 @@ def build(
                 "a graph of m %s over this many vectors finds less of the exact top 10 than one of m 32, the "
                 "choice from %s vectors on where RAGDOWN_HNSW_M is not set (m 16 found 0.957 at 200,000 and "
                 "0.86 at 1,000,000 in ragdown's measurements, m 32 0.985 at 1,000,000): docs/benchmarks.md, "
-                "sections 14 and 33",
+                "sections 14 and 38",
                 settings.m,
                 f"{DENSE_FROM:,}",
             )
