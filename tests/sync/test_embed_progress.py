@@ -145,3 +145,18 @@ def test_another_folders_caller_hears_how_far_but_not_which_note() -> None:
     progress.clear_at()
     assert progress.as_dict() == {"files_done": 0, "files_total": 3, "chunks": 0}
     assert progress.doing() == "indexing"
+
+
+def test_the_cli_bar_counts_the_last_notes_sections_while_they_are_embedded() -> None:
+    from ragdown.cli.main import bar_counts
+
+    progress = SyncProgress(files_total=3, files_done=1, chunks=40)
+    assert bar_counts(progress) == (1, 3, "files · 40 chunks")
+    progress.embedding(16, 256, 2, None, None)  # a batch of two files: the files still count
+    assert bar_counts(progress) == (1, 3, "files · 40 chunks")
+    progress.files_done = 2
+    progress.embedding(1280, 4290, 1, "notes/big.md", None)  # the last file, a long note
+    assert bar_counts(progress) == (1280, 4290, "sections")
+    progress.clear_at()
+    progress.files_done = 3
+    assert bar_counts(progress) == (3, 3, "files · 40 chunks")

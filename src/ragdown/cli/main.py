@@ -23,6 +23,7 @@ from ragdown.cli.local import open_engine
 if TYPE_CHECKING:
     from ragdown.core.config import Settings
     from ragdown.engine.engine import Engine
+    from ragdown.sync.report import SyncProgress
 
 log = logging.getLogger(__name__)
 
@@ -179,31 +180,32 @@ def _index(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def bar_counts(p: SyncProgress) -> tuple[int, int, str]:
+    """What `ragdown index`'s bar counts: the sections of the last file left while a model embeds it (one
+    long note is minutes of it, and its file counts as done only at the end), else the files."""
+    if p.sections_total and p.files_total - p.files_done <= 1:
+        return p.sections_done, p.sections_total, "sections"
+    return p.files_done, p.files_total, f"files · {p.chunks:,} chunks"
+
+
 def _index_with_progress(engine: Engine, full: bool) -> dict[str, int]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from ragdown.sync.report import SyncProgress
 
     assert engine.indexer is not None
     with Progress(
         TextColumn("{task.fields[step]}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("files · {task.fields[chunks]} chunks"),
+        TextColumn("{task.fields[unit]}"),
         TimeRemainingColumn(),
         console=None,
         transient=True,
     ) as bar:
-        task = bar.add_task("index", total=None, chunks=0, step="indexing")
+        task = bar.add_task("index", total=None, unit="files · 0 chunks", step="indexing")
 
         def show(p: SyncProgress) -> None:
-            bar.update(
-                task,
-                total=p.files_total or None,
-                completed=p.files_done,
-                chunks=p.chunks,
-                step=p.doing(),  # a long note's sections as a model embeds them, else "indexing"
-            )
+            completed, total, unit = bar_counts(p)
+            bar.update(task, total=total or None, completed=completed, unit=unit, step=p.doing())
 
         engine.indexer.add_progress_listener(show)
         return engine.indexer.request_sync(full).result().as_dict()
