@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import numpy as np
 import pytest
 
@@ -19,6 +20,7 @@ from ragdown.embedders import HashEmbedder, Vectors
 from ragdown.embedders.base import tell_progress
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
+from ragdown.sync.indexer import BYTES_PER_CHUNK, SHORT_SYNC_CHUNKS
 from ragdown.sync.report import SyncProgress
 from tests.conftest import write
 from tests.mcpserver.conftest import Endpoint
@@ -120,6 +122,38 @@ async def test_a_long_note_shows_its_sections_embedded_while_a_write_elsewhere_a
     done = [p for p in heard if p.files_total == 1 and p.files_done == 1]
     assert done
     assert done[0].at is None  # the file written: nothing under way
+
+
+@pytest.mark.anyio
+async def test_a_small_note_of_many_sections_does_not_hold_a_write_elsewhere_back(
+    docs: Path, make_settings: Callable[..., Settings]
+) -> None:
+    """By its bytes (`BYTES_PER_CHUNK`, `SHORT_SYNC_CHUNKS`) a sync of this note looks short, but it parses into
+    60 one-line sections: a model embeds them for as long as a big note's. A write elsewhere answers once
+    the note is parsed, without waiting for its embedding: here the embedding waits for the write, and
+    `RAGDOWN_WRITE_WAIT` (600 s) is far past the guard's 30 s."""
+    write(docs, "a.md", "# Alpha\n\nquartz crystal\n")
+    gate = PassingGate()
+    engine = Engine(make_settings(docs, RAGDOWN_WRITE_WAIT="600"), "stdio", docs_dir=docs, embedder=gate)
+    engine.start(background=False, initial_sync=False, watch=False)
+    try:
+        engine.sync()
+        text = "# Many\n\n" + "".join(f"## P{i}\n\n{HELD} {i}\n\n" for i in range(60))
+        assert len(text) // BYTES_PER_CHUNK <= SHORT_SYNC_CHUNKS
+        write(docs, "notes/many.md", text)
+        assert engine.indexer is not None
+        long_sync = engine.indexer.request_sync()
+        assert gate.entered.wait(30)
+        tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
+        with anyio.fail_after(30):
+            written = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
+        assert "note:" not in written, written
+        assert not long_sync.done()
+        gate.release.set()
+        assert long_sync.result(60).added == 1
+    finally:
+        gate.release.set()
+        engine.close()
 
 
 def test_another_folders_caller_hears_how_far_but_not_which_note() -> None:

@@ -527,6 +527,8 @@ class Indexer:
                 sync.report.warnings.append(f"{work.stat.path}: {warning}")
             docs.append(doc)
         chunks = sum(len(d.chunks) for d in docs)
+        if chunks > SHORT_SYNC_CHUNKS and not sync.own:
+            self._set_long(True)  # short by its bytes, long by its sections: a write need not wait for it
         told = None
         if self.embedder is not None and chunks and not sync.own:
             told = self._embedding([d for d in docs if d.chunks], chunks)
