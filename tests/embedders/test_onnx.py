@@ -18,7 +18,7 @@ from ragdown.embedders import (
     load_embedder,
     unrelated_score,
 )
-from ragdown.embedders.base import RenewableEmbedder, embed_progress
+from ragdown.embedders.base import embed_progress
 
 from .conftest import MakeModelDir
 from .floor_corpus import CHUNKS, ON_TOPIC, UNRELATED
@@ -230,27 +230,3 @@ def test_config_from_mapping_accepts_every_key() -> None:
     )
     with pytest.raises(EmbedderError, match="fusion"):
         OnnxModelConfig.from_mapping({"fusion": "mean"}, "test")
-
-
-def test_renew_opens_the_same_model_afresh_and_keeps_the_old_session_when_it_cannot(
-    make_model_dir: MakeModelDir,
-) -> None:
-    directory = make_model_dir(name="renew")
-    embedder = load_embedder(f"onnx:{directory}", models_dir=directory.parent / "models", threads=1)
-    assert isinstance(embedder, OnnxEmbedder)
-    assert isinstance(embedder, RenewableEmbedder)
-    texts = ["Backups › Restore\n\nRun pg_restore twice.", words(400, seed=4), "x"]
-    before, query = embedder.embed_documents(texts), embedder.embed_query("restore the replica")
-    old = embedder._session
-    embedder.renew()
-    assert embedder._session is not old
-    assert np.array_equal(embedder.embed_documents(texts), before)
-    assert np.array_equal(embedder.embed_query("restore the replica"), query)
-    # The file it was opened from gone: the renewal fails with a sentence, and the session in use goes on.
-    opened, _ = embedder._opened
-    opened.unlink()
-    in_use = embedder._session
-    with pytest.raises(EmbedderError, match="could not load the ONNX model"):
-        embedder.renew()
-    assert embedder._session is in_use
-    assert np.array_equal(embedder.embed_documents(texts), before)

@@ -11,14 +11,14 @@ import pytest
 
 from ragdown.access.scope import Scope
 from ragdown.core.config import Settings
-from ragdown.embedders import EmbedderError, HashEmbedder, Vectors
+from ragdown.embedders import HashEmbedder, Vectors
 from ragdown.engine.engine import Engine
 from ragdown.engine.runtime import Runtime
 from ragdown.search.hybrid import SearchOptions
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.records import IndexMeta
 from ragdown.storage.sqlite.store import Store
-from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, RENEW_AFTER_CHUNKS, Indexer
+from ragdown.sync.indexer import FIRST_BATCH_CHUNKS, Indexer
 from ragdown.sync.report import SyncProgress, SyncReport, SyncRequest
 from ragdown.writes import door
 from tests.conftest import BOTH_BACKENDS, write
@@ -574,54 +574,4 @@ async def test_a_long_first_sync_holds_back_only_the_first_calls(
         assert not first.done()
     finally:
         gate.release.set()
-        engine.close()
-
-
-class RenewCounter(HashEmbedder):
-    """The hash embedder, counting `renew` calls (`RenewableEmbedder`); failing them when told to."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.renewed = 0
-        self.fail = False
-
-    def renew(self) -> None:
-        if self.fail:
-            raise EmbedderError("the model file is gone")
-        self.renewed += 1
-
-
-def many_sections(count: int) -> str:
-    return "# Many\n\n" + "".join(f"## Part {i}\n\nsection {i} text\n\n" for i in range(count))
-
-
-def test_a_sync_that_embedded_a_batch_or_more_renews_the_embedder(
-    docs: Path, make_settings: Callable[..., Settings], caplog: pytest.LogCaptureFixture
-) -> None:
-    write(docs, "small.md", many_sections(RENEW_AFTER_CHUNKS // 4))
-    embedder = RenewCounter()
-    engine = Engine(make_settings(docs), "stdio", docs_dir=docs, embedder=embedder)
-    engine.start(background=False, initial_sync=False, watch=False)
-    try:
-        engine.sync()
-        assert embedder.renewed == 0  # a short sync keeps the session it has
-        write(docs, "big.md", many_sections(RENEW_AFTER_CHUNKS))
-        assert engine.sync()["added"] == 1
-        assert embedder.renewed == 1
-        assert engine.sync()["unchanged"] == 2  # nothing embedded: nothing renewed
-        assert embedder.renewed == 1
-        # A write of a big note renews too (its own sync, not the tree's).
-        write(docs, "written.md", many_sections(RENEW_AFTER_CHUNKS))
-        assert engine.indexer is not None
-        assert engine.indexer.sync_paths(["written.md"]).added == 1
-        assert embedder.renewed == 2
-        # A renewal that fails is logged; the sync is not failed by it, and the embedder goes on.
-        embedder.fail = True
-        write(docs, "big.md", many_sections(RENEW_AFTER_CHUNKS + 1))
-        with caplog.at_level("WARNING"):
-            assert engine.sync()["updated"] == 1
-        assert "could not renew the embedder" in caplog.text
-        hits = engine.search("section", FileFilter(), SearchOptions(top_k=3))
-        assert hits
-    finally:
         engine.close()

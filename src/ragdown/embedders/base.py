@@ -86,14 +86,3 @@ class WindowedEmbedder(Protocol):
         may be other views of the same chunk rather than windows (`multilingual`: its breadcrumb alone).
         """
         ...
-
-
-@runtime_checkable
-class RenewableEmbedder(Protocol):
-    """An embedder whose runtime keeps buffers after a long run of embedding (ONNX Runtime's session arena)
-    and can let them go without unloading the model."""
-
-    def renew(self) -> None:
-        """Start afresh on the same model, dropping what earlier calls left behind; calls running now
-        finish as they began. Raises `EmbedderError` when it cannot, leaving the embedder as it was."""
-        ...

@@ -354,14 +354,6 @@ class OnnxEmbedder:
     def embed_query(self, text: str) -> Vectors:
         return np.ascontiguousarray(self._embed([self._config.query_prefix + text])[0], dtype=np.float32)
 
-    def renew(self) -> None:
-        """`RenewableEmbedder`: the same model file opened in a fresh session, the old one let go with
-        the buffers a long run of passes left in it. Arena shrinkage gives back what one pass grew by, not
-        all: after a first index of the Obsidian help vault the session held ~150 MB more than a fresh one
-        (docs/benchmarks.md section 41). Calls running on the old session finish on it."""
-        path, fold = self._opened
-        self._open(path, fold=fold)
-
     def __repr__(self) -> str:
         mode = "int8-dynamic" if self.quantized else "gather-first" if self.gather_first else "as shipped"
         return f"OnnxEmbedder({self._name!r}, {self.model_path}, {mode})"
@@ -390,7 +382,6 @@ class OnnxEmbedder:
         if wanted is None:
             wanted = next((n for n in ("last_hidden_state", "token_embeddings") if n in outputs), outputs[0])
         self._session = session
-        self._opened = (path, fold)
         self._input_types = {n: _INT_TYPES[t] for n, t in inputs.items()}
         self._output = wanted
         self._run_options = _run_options(self._cpu_mem_arena)
@@ -439,7 +430,7 @@ class OnnxEmbedder:
         except Exception as exc:  # a graph the rewrite cannot read or check: recorded, never tried again
             reason = f"the rewrite failed: {exc}"
         if reason is None:
-            shipped = (self._session, self._input_types, self._output, self._opened)
+            shipped = (self._session, self._input_types, self._output)
             reference = self._embed(list(gather_first.CHECK_TEXTS))
             try:
                 self._open(copy, fold=False)
@@ -447,7 +438,7 @@ class OnnxEmbedder:
             except EmbedderError as exc:
                 drift, reason = float("inf"), f"the copy does not open: {exc}"
             if drift > gather_first.MAX_DRIFT:
-                self._session, self._input_types, self._output, self._opened = shipped
+                self._session, self._input_types, self._output = shipped
                 q.remove_quietly(copy)
                 reason = reason or f"its vectors differ from the model's by up to {drift:.2e}"
         made = reason is None
@@ -487,7 +478,7 @@ class OnnxEmbedder:
             return
         dest, report_path = q.cache_paths(source, cache_dir)
         fingerprint = q.SourceFingerprint.of(source)
-        shipped = (self._session, self._input_types, self._output, self._opened)
+        shipped = (self._session, self._input_types, self._output)
         tried: list[str] = []
         try:
             log.info("%s: building a local int8 copy of %s (once)", self._name, source.name)
@@ -496,7 +487,7 @@ class OnnxEmbedder:
                 for recipe in quantizer.RECIPES:
                     self._open(quantizer.build(recipe))
                     cosines = np.sum(reference * self._embed(list(q.SAMPLE_TEXTS)), axis=1)
-                    self._session, self._input_types, self._output, self._opened = shipped
+                    self._session, self._input_types, self._output = shipped
                     worst, mean = float(cosines.min()), float(cosines.mean())
                     tried.append(f"{recipe}: min cosine {worst:.4f}")
                     if worst >= q.MIN_COSINE:
@@ -506,11 +497,11 @@ class OnnxEmbedder:
                 else:
                     report = q.QuantizeReport(fingerprint, False, None, None, None, "; ".join(tried))
         except q.QuantizeUnavailable as exc:
-            self._session, self._input_types, self._output, self._opened = shipped
+            self._session, self._input_types, self._output = shipped
             log.warning("%s: %s; using the model as shipped", self._name, exc)
             return
         except Exception as exc:  # a graph the quantiser cannot handle: record it, keep the model as shipped
-            self._session, self._input_types, self._output, self._opened = shipped
+            self._session, self._input_types, self._output = shipped
             q.remove_quietly(dest)
             report = q.QuantizeReport(fingerprint, False, None, None, None, f"quantisation failed: {exc}")
             self._record(report_path, report)
@@ -527,7 +518,7 @@ class OnnxEmbedder:
         try:
             self._open(dest)
         except EmbedderError as exc:
-            self._session, self._input_types, self._output, self._opened = shipped
+            self._session, self._input_types, self._output = shipped
             log.warning("%s: could not open the int8 copy: %s", self._name, exc)
             return
         self.quantized = True

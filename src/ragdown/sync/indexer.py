@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from ragdown.core import heap
 from ragdown.core.paths import is_hidden, is_usable
-from ragdown.embedders.base import Embedder, EmbedderError, RenewableEmbedder
+from ragdown.embedders.base import Embedder
 from ragdown.storage.backend import Folders, IndexStore
 from ragdown.storage.records import FileState, PendingFile
 from ragdown.sync.inputs import embed_chunks, read_file
@@ -58,10 +58,6 @@ BYTES_PER_CHUNK = 1200  # how a batch's chunks are estimated before the files ar
 # a write does not wait for it, only for its own files (`sync_written`). About a second with a model on the
 # CPU (docs/benchmarks.md, section 19: 12.6-21.7 chunks/s).
 SHORT_SYNC_CHUNKS = 16
-# After a sync that embedded this many chunks or more, the embedder starts afresh (`RenewableEmbedder`):
-# ONNX Runtime's session keeps much of a long run's buffers (~150 MB after a first index of the Obsidian help
-# vault, docs/benchmarks.md section 41), and a fresh session costs ~0.1 s of CPU, next to ~25 s for a batch.
-RENEW_AFTER_CHUNKS = BATCH_CHUNKS
 
 # What a sync found, for the version history: changed files (path, bytes), new files (path, hash), removed paths.
 SyncObserver = Callable[[list[tuple[str, bytes]], list[tuple[str, str]], list[str]], None]
@@ -270,19 +266,9 @@ class Indexer:
             else:
                 self._last.update(dict.fromkeys(request.folders or (), report))
             if report.added or report.updated or report.removed:
-                self._let_go(report.chunks)
+                heap.trim()  # the parsed documents and the embedder's batches: back to the system
             self.settled = self.settled or whole  # once it has let go, not only reported
             return report
-
-    def _let_go(self, chunks: int) -> None:
-        """After a sync that wrote files: what it parsed and embedded back to the system (`heap.trim`), and
-        after `chunks` embedded past `RENEW_AFTER_CHUNKS`, the embedder's leftover buffers first."""
-        if chunks >= RENEW_AFTER_CHUNKS and isinstance(self.embedder, RenewableEmbedder):
-            try:
-                self.embedder.renew()
-            except EmbedderError as err:  # the model file gone or unreadable: the old session goes on
-                log.warning("could not renew the embedder after a sync (it goes on as it was): %s", err)
-        heap.trim()  # the parsed documents and the embedder's batches: back to the system
 
     def sync_paths(self, paths: Iterable[str]) -> SyncReport:
         """Sync only `paths` (docs-relative; a directory stands for everything under it), in the calling
@@ -325,8 +311,6 @@ class Indexer:
                     report.tally(folder).removed += count
         if self.observer is not None and (sync.changed or sync.added or gone):
             self.observer(sync.changed, sync.added, [p for p in gone if p not in skipped])
-        if report.chunks >= RENEW_AFTER_CHUNKS:  # a big write; small ones skip even the trim
-            self._let_go(report.chunks)
         report.ms = round((time.perf_counter() - started) * 1000)
         report.at = time.time()
         log.debug("synced %s of %s in %d ms: %s", ", ".join(wanted), self.root, report.ms, report.as_dict())
