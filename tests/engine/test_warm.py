@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from ragdown.core.config import Settings
 from ragdown.engine.engine import Engine
+from ragdown.search import linking
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.sqlite.vectors import DenseMatrix
 from tests.conftest import write
@@ -70,3 +73,29 @@ def test_closing_waits_for_a_warming_that_reads_the_store(
     # A warming asked for after the close does not start at all.
     engine._warm_searcher(engine.searcher)
     assert all(not thread.is_alive() for thread in engine._warming)
+
+
+def _resolver_cached(engine: Engine) -> bool:
+    """Whether the link resolver of the folder (`''` in stdio) is built for the index as it is now."""
+    assert engine.store is not None
+    cached = linking._resolvers.get(engine.store, {}).get("")
+    return cached is not None and cached[0] == engine.store.generation()
+
+
+@pytest.mark.parametrize(("fusion", "built"), [("score", True), ("rrf", False)])
+def test_a_server_whose_searches_lend_along_links_builds_its_resolver_ahead(
+    docs: Path, make_settings: Callable[..., Settings], fusion: str, built: bool
+) -> None:
+    """Score fusion lends along the first hits' wikilinks (`search/evidence.py`) through a resolver over every
+    note of the folder: built by the warming, not by the first search. RRF never lends: nothing built, no
+    memory held for it."""
+    _notes(docs)
+    write(docs, "links.md", "# Links\n\nSee [[n1]] and [[n2#More]].\n")
+    engine = Engine(make_settings(docs, RAGDOWN_FUSION=fusion), "stdio", docs_dir=docs)
+    try:
+        engine.start(background=True, watch=False)
+        assert engine.wait_ready(60)
+        assert engine.warmed.wait(60)
+        assert _resolver_cached(engine) is built
+    finally:
+        engine.close()

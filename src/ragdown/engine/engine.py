@@ -30,7 +30,7 @@ from ragdown.engine.status import (
     tell_listeners,
     wait_for_write_sync,
 )
-from ragdown.search.hybrid import Hit, Searcher, SearchOptions
+from ragdown.search.hybrid import Hit, Searcher, SearchOptions, fusion_for
 from ragdown.storage.backend import Folders, IndexStore, PrimaryWatch
 from ragdown.storage.filter_sql import FileFilter
 from ragdown.storage.location import open_backend
@@ -303,9 +303,11 @@ class Engine:
         if searcher is None:
             return
 
+        links = self.embedder is not None and fusion_for(self.settings.fusion, self.embedder.name) == "score"
+
         def warm() -> None:
             try:
-                searcher.warm()
+                searcher.warm(links=links)
             except Exception as err:  # a store closed meanwhile: the first search loads it, as before
                 log.debug("warming the searcher failed: %s", err)
             finally:

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragdown.core.config import Settings, setting_default
 from ragdown.embedders import (
-    default_fusion,
     default_keep_top,
     default_min_ratio,
     default_min_score,
     unrelated_score,
 )
 from ragdown.engine.engine import Engine
-from ragdown.search.hybrid import Fusion, SearchOptions, as_fusion
+from ragdown.search.hybrid import Fusion, SearchOptions, fusion_for
 from ragdown.storage.backend import QueryLogStore, SessionMemory
 from ragdown.vault.folders import HookOverrides
 
@@ -72,7 +71,7 @@ class Runtime:
     @property
     def fusion(self) -> Fusion:
         """`RAGDOWN_FUSION`, else the fusion the embedder in use was measured best with."""
-        return as_fusion(self.settings.fusion or default_fusion(self.embedder_name()))
+        return fusion_for(self.settings.fusion, self.embedder_name())
 
     def search_options(self, top_k: int) -> SearchOptions:
         """Search options in effect for a caller asking for `top_k` hits."""

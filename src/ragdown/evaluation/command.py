@@ -153,11 +153,11 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    from ragdown.embedders import default_fusion, load_or_offline
+    from ragdown.embedders import load_or_offline
     from ragdown.engine.runtime import Runtime
     from ragdown.evaluation.gold import resolve_questions
     from ragdown.evaluation.runner import indexed, open_embedder, run_hook, run_questions
-    from ragdown.search.hybrid import SearchOptions, as_fusion
+    from ragdown.search.hybrid import SearchOptions, fusion_for
     from ragdown.storage.filter_sql import FileFilter
 
     docs: Path = args.dir
@@ -238,7 +238,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         top_k=top_k,
         max_per_document=settings.max_per_document,
         follow_links=settings.follow_links,
-        fusion=as_fusion(settings.fusion or default_fusion(embedder.name)),
+        fusion=fusion_for(settings.fusion, embedder.name),
     )
     out: dict[str, Any] = {
         "dir": str(docs.resolve()),

@@ -61,6 +61,14 @@ def as_fusion(name: str | None) -> Fusion:
     return "score" if name == "score" else "rrf"
 
 
+def fusion_for(chosen: str | None, embedder_name: str) -> Fusion:
+    """The fusion in effect: the one chosen (`RAGDOWN_FUSION`), else the one the embedder was measured best
+    with (`embedders.default_fusion`)."""
+    from ragdown.embedders import default_fusion
+
+    return as_fusion(chosen or default_fusion(embedder_name))
+
+
 def pool_size(top_k: int) -> int:
     return max(4 * top_k, 20)
 
@@ -168,11 +176,18 @@ class Searcher:
         self._alias_cache: tuple[int, list[tuple[str, str]]] | None = None
         self._lexical_runner = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ragdown-bm25")
 
-    def warm(self) -> None:
-        """Load what a search reads (the dense matrix, the aliases) before the first search needs it."""
+    def warm(self, *, links: bool = False) -> None:
+        """Load what a search reads (the dense matrix, the aliases) before the first search needs it; with
+        `links` (score fusion, whose searches lend along wikilinks), each folder's link resolver too: built
+        by the first search instead, it cost that search ~0.5 s at 10,000 notes (docs/benchmarks.md section
+        43)."""
         if self.matrix is not None:
             self.matrix.warm()
         self._aliases()
+        if links and self.matrix is not None:
+            from ragdown.search.linking import warm_resolvers
+
+            warm_resolvers(self.store)
 
     # -- the pieces --------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import weakref
 from pathlib import Path
 
 from ragdown.core.paths import is_markdown
-from ragdown.documents import LinkResolver
+from ragdown.documents import LinkResolver, find_links
 from ragdown.storage.backend import IndexStore
 from ragdown.storage.records import FileRecord
 from ragdown.vault.walk import tree_files
@@ -71,3 +71,11 @@ def document_resolver(store: IndexStore, folder: str) -> LinkResolver:
     with _cache_lock:
         _resolvers.setdefault(store, {})[folder] = (generation, resolver)
     return resolver
+
+
+def warm_resolvers(store: IndexStore) -> None:
+    """Build `document_resolver` for every folder of `store` (and the Markdown parser that finds links)
+    ahead of the first search that lends along links (`search/evidence.py`)."""
+    find_links("[[ragdown]]")
+    for folder in sorted({f.folder for f in store.all_files()}):
+        document_resolver(store, folder)
