@@ -58,23 +58,30 @@ def long_note(sections: int) -> str:
 
 
 @pytest.fixture
-def stuck(docs: Path, make_settings: Callable[..., Settings]) -> Iterator[tuple[Engine, PassingGate, int]]:
-    """A primary whose sync of `notes/big.md` (in folder-less `stdio`) is stuck after the first pass of its
-    embedding; `a.md` indexed before it. Yields the engine, the gate and the note's sections."""
+def gated(docs: Path, make_settings: Callable[..., Settings]) -> Iterator[tuple[Engine, PassingGate]]:
+    """A primary (folder-less `stdio`) embedding through the gate, `a.md` indexed."""
     write(docs, "a.md", "# Alpha\n\nquartz crystal\n")
     gate = PassingGate()
     engine = Engine(make_settings(docs), "stdio", docs_dir=docs, embedder=gate)
     engine.start(background=False, initial_sync=False, watch=False)
     try:
         engine.sync()
-        text = long_note(40)
-        write(docs, "notes/big.md", text)
-        sections = len(parse_document("notes/big.md", text.encode()).chunks)
-        assert sections > 2 * PASS
-        yield engine, gate, sections
+        yield engine, gate
     finally:
         gate.release.set()
         engine.close()
+
+
+@pytest.fixture
+def stuck(docs: Path, gated: tuple[Engine, PassingGate]) -> tuple[Engine, PassingGate, int]:
+    """The primary with `notes/big.md` written, whose sync will be stuck after the first pass of its
+    embedding. The engine, the gate and the note's sections."""
+    engine, gate = gated
+    text = long_note(40)
+    write(docs, "notes/big.md", text)
+    sections = len(parse_document("notes/big.md", text.encode()).chunks)
+    assert sections > 2 * PASS
+    return engine, gate, sections
 
 
 @pytest.mark.anyio
@@ -126,34 +133,26 @@ async def test_a_long_note_shows_its_sections_embedded_while_a_write_elsewhere_a
 
 @pytest.mark.anyio
 async def test_a_small_note_of_many_sections_does_not_hold_a_write_elsewhere_back(
-    docs: Path, make_settings: Callable[..., Settings]
+    docs: Path, gated: tuple[Engine, PassingGate]
 ) -> None:
     """By its bytes (`BYTES_PER_CHUNK`, `SHORT_SYNC_CHUNKS`) a sync of this note looks short, but it parses into
     60 one-line sections: a model embeds them for as long as a big note's. A write elsewhere answers once
     the note is parsed, without waiting for its embedding: here the embedding waits for the write, and
-    `RAGDOWN_WRITE_WAIT` (600 s) is far past the guard's 30 s."""
-    write(docs, "a.md", "# Alpha\n\nquartz crystal\n")
-    gate = PassingGate()
-    engine = Engine(make_settings(docs, RAGDOWN_WRITE_WAIT="600"), "stdio", docs_dir=docs, embedder=gate)
-    engine.start(background=False, initial_sync=False, watch=False)
-    try:
-        engine.sync()
-        text = "# Many\n\n" + "".join(f"## P{i}\n\n{HELD} {i}\n\n" for i in range(60))
-        assert len(text) // BYTES_PER_CHUNK <= SHORT_SYNC_CHUNKS
-        write(docs, "notes/many.md", text)
-        assert engine.indexer is not None
-        long_sync = engine.indexer.request_sync()
-        assert gate.entered.wait(30)
-        tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
-        with anyio.fail_after(30):
-            written = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
-        assert "note:" not in written, written
-        assert not long_sync.done()
-        gate.release.set()
-        assert long_sync.result(60).added == 1
-    finally:
-        gate.release.set()
-        engine.close()
+    `RAGDOWN_WRITE_WAIT` (30 s) is past the guard's 20 s."""
+    engine, gate = gated
+    text = "# Many\n\n" + "".join(f"## P{i}\n\n{HELD} {i}\n\n" for i in range(60))
+    assert len(text) // BYTES_PER_CHUNK <= SHORT_SYNC_CHUNKS
+    write(docs, "notes/many.md", text)
+    assert engine.indexer is not None
+    long_sync = engine.indexer.request_sync()
+    assert gate.entered.wait(30)
+    tools = Endpoint(Runtime(engine.settings, engine), Scope(root=docs, folder=""))
+    with anyio.fail_after(20):
+        written = await tools.ok("ragdown_write", path="fresh.md", text="# Fresh\n\nzebra crossing\n")
+    assert "note:" not in written, written
+    assert not long_sync.done()
+    gate.release.set()
+    assert long_sync.result(60).added == 1
 
 
 def test_another_folders_caller_hears_how_far_but_not_which_note() -> None:

@@ -184,7 +184,7 @@ class Searcher:
         if self.matrix is not None:
             self.matrix.warm()
         self._aliases()
-        if links and self.matrix is not None:
+        if links:
             from ragdown.search.linking import warm_resolvers
 
             warm_resolvers(self.store)
