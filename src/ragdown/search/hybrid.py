@@ -14,6 +14,10 @@
   chunk outside it truly scores 0), so its last hit is not pushed down to "absent".
 - Score fusion then lends a prose query evidence from a section's page and its links (`search/evidence.py`): the
   introduction of a page whose title the query names, and the best section of a note a top hit links to.
+- A compound prose question under score fusion ("Sync skips hidden folders; how do I open that one?",
+  `query.ask_clause`) is also searched by its last clause, the part that asks: that ranking is added, its best
+  hit gaining `ASK_WEIGHT` of the whole question's best. The context's words often match the note that links
+  to the answer better than the answer itself (docs/benchmarks.md section 44).
 - Optional: a cap of sections per document, and following the wikilinks of the best hits.
 Ranking uses the fused score; `similarity` is always the cosine of the query and the chunk.
 """
@@ -30,6 +34,7 @@ from typing import Literal
 from ragdown.embedders.base import Embedder, Vectors
 from ragdown.search.query import (
     aliases_in,
+    ask_clause,
     coverage,
     fts_match,
     fts_terms,
@@ -52,6 +57,9 @@ BM25_WEIGHTS = (3.0, 1.0, 1.0)  # breadcrumb, text, aliases
 SUBSTRING_PASS = True  # fill a short BM25 pool from the trigram table (`lexical_pool`)
 NAME_BOOST = 0.5  # an alias the query says, or a span it quotes: half the best fused score (1.0)
 LINKED_SECTIONS = 2
+# What a compound question's last clause finds, added under score fusion: its best hit gains this share of
+# the whole question's best score (docs/benchmarks.md section 44).
+ASK_WEIGHT = 0.5
 
 
 Fusion = Literal["rrf", "score"]
@@ -136,6 +144,8 @@ class Pools:
     lexical: list[tuple[int, float]]
     qvec: Vectors | None
     size: int = 0  # the pool size asked for; a BM25 pool shorter than it found every chunk holding a term
+    ask: Pools | None = None  # a compound question's: the pools of its last clause (`query.ask_clause`)
+    clause: str = ""  # the text these pools were made for, when it is a clause of the query
 
 
 @dataclass(frozen=True)
@@ -277,16 +287,24 @@ class Searcher:
     # -- search ------------------------------------------------------------------------------------
 
     def search(self, query: str, flt: FileFilter, opts: SearchOptions) -> list[Hit]:
-        return self.rank(query, self.pools(query, flt, opts.pool or pool_size(opts.top_k)), flt, opts)
+        size = opts.pool or pool_size(opts.top_k)
+        return self.rank(query, self.pools(query, flt, size, ask=opts.fusion == "score"), flt, opts)
 
-    def pools(self, query: str, flt: FileFilter, size: int) -> Pools:
-        """Both retrievers' pools of `size` for `query` under `flt`."""
+    def pools(self, query: str, flt: FileFilter, size: int, *, ask: bool = True) -> Pools:
+        """Both retrievers' pools of `size` for `query` under `flt`; with `ask`, a compound question's last
+        clause gets its own pools too (`Pools.ask`: score fusion adds what they find, `rank`)."""
+        clause = ask_clause(query) if ask else None
         # BM25 runs in a second thread while the query is embedded and the dense pool scored: SQLite and
         # numpy both release the GIL, so the two pools cost about the slower one, not their sum.
         lexical_future = self._lexical_runner.submit(self.lexical_pool, query, flt, size)
+        clause_future = self._lexical_runner.submit(self.lexical_pool, clause, flt, size) if clause else None
         qvec = self.embed_query(query)
         dense = self.dense_pool(qvec, flt, size)
-        return Pools(dense, lexical_future.result(), qvec, size)
+        asked = None
+        if clause is not None and clause_future is not None:
+            cvec = self.embed_query(clause)
+            asked = Pools(self.dense_pool(cvec, flt, size), clause_future.result(), cvec, size, clause=clause)
+        return Pools(dense, lexical_future.result(), qvec, size, ask=asked)
 
     def lexical_share(
         self, query: str, pools: Pools, rule: FusionRule = FUSION_RULE, *, routed: bool = False
@@ -316,35 +334,13 @@ class Searcher:
         self, query: str, pools: Pools, flt: FileFilter, opts: SearchOptions, rule: FusionRule = FUSION_RULE
     ) -> list[Hit]:
         """Fuse `pools` (`opts.fusion`, `rule` for score fusion) into the hits of `query`, best first."""
-        dense, lexical, qvec = pools.dense, pools.lexical, pools.qvec
-        routed = names_identifier(query)
-        if opts.fusion == "score":
-            routed = routed or is_single_term(query)
-            share = self.lexical_share(query, pools, rule, routed=routed)
-            fused = _score_fusion(dense, lexical, share, lexical_size=pools.size if rule.short_pool else 0)
-            boost = NAME_BOOST
-        elif routed:
-            fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT)
-            boost = NAME_BOOST
-        else:
-            fused = _rrf(dense, lexical)
-            boost = rrf_share(0)
-        # A query routed to score fusion is not alias-boosted; a quoted span lifts its chunk under score fusion.
-        boosted = set() if routed else aliases_in(query, self._aliases())
-        quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
-        if boosted or quoted:
-            self._boost_names(fused, boosted, quoted, boost)
-        # A routed query (an identifier, a single term, CJK an English-only model cannot read) leans on its
-        # words: no evidence is lent (measured: the held-out sets lost one question each without this).
-        unread = not self.reads_cjk and has_cjk(query)
-        if opts.fusion == "score" and fused and not routed and not unread:
-            from ragdown.search.evidence import lend_link_evidence, lend_page_evidence  # score fusion's
-
-            lend_page_evidence(self.store, query, fused)
-            if qvec is not None and self.matrix is not None and dense:
-                lend_link_evidence(
-                    self.store, self.matrix, qvec, dense[0][1], flt, fused, query, frozenset(boosted)
-                )
+        dense, qvec = pools.dense, pools.qvec
+        fused, leans_on_words = self._fuse(query, pools, flt, opts, rule)
+        # A compound question's last clause, ranked as a query of its own, adds its ranking: its best hit gains
+        # `ASK_WEIGHT` of the whole question's best (score fusion, a prose question).
+        if opts.fusion == "score" and pools.ask is not None and fused and not leans_on_words:
+            asked, _ = self._fuse(pools.ask.clause, pools.ask, flt, opts, rule)
+            _add_scaled(fused, asked, ASK_WEIGHT)
         ranked = sorted(fused, key=lambda cid: -fused[cid][0])
         # Only the hits that will be shown need their rows, unless the per-document cap reorders them all.
         order, records = self._records(ranked, None if opts.max_per_document > 0 else opts.top_k)
@@ -367,6 +363,42 @@ class Searcher:
         if opts.follow_links > 0 and qvec is not None:
             hits = self._follow_links(hits, qvec, flt, opts)
         return hits[: opts.top_k]
+
+    def _fuse(
+        self, query: str, pools: Pools, flt: FileFilter, opts: SearchOptions, rule: FusionRule
+    ) -> tuple[dict[int, tuple[float, set[str]]], bool]:
+        """`query`'s candidates and fused scores, boosts and evidence lent; and whether the query leans on its
+        words (routed: an identifier, a single term, or CJK an English-only model cannot read)."""
+        dense, lexical, qvec = pools.dense, pools.lexical, pools.qvec
+        routed = names_identifier(query)
+        unread = not self.reads_cjk and has_cjk(query)
+        if opts.fusion == "score":
+            routed = routed or is_single_term(query)
+            share = self.lexical_share(query, pools, rule, routed=routed)
+            fused = _score_fusion(dense, lexical, share, lexical_size=pools.size if rule.short_pool else 0)
+            boost = NAME_BOOST
+        elif routed:
+            fused = _score_fusion(dense, lexical, LEXICAL_WEIGHT)
+            boost = NAME_BOOST
+        else:
+            fused = _rrf(dense, lexical)
+            boost = rrf_share(0)
+        # A query routed to score fusion is not alias-boosted; a quoted span lifts its chunk under score fusion.
+        boosted = set() if routed else aliases_in(query, self._aliases())
+        quoted = quoted_spans(query) if routed or opts.fusion == "score" else []
+        if boosted or quoted:
+            self._boost_names(fused, boosted, quoted, boost)
+        # A routed query leans on its words: no evidence is lent (measured: the held-out sets lost one question
+        # each without this).
+        if opts.fusion == "score" and fused and not routed and not unread:
+            from ragdown.search.evidence import lend_link_evidence, lend_page_evidence  # score fusion's
+
+            lend_page_evidence(self.store, query, fused)
+            if qvec is not None and self.matrix is not None and dense:
+                lend_link_evidence(
+                    self.store, self.matrix, qvec, dense[0][1], flt, fused, query, frozenset(boosted)
+                )
+        return fused, routed or unread
 
     def _records(self, ranked: list[int], want: int | None) -> tuple[list[int], dict[int, ChunkRecord]]:
         """The first `want` (or all) ranked chunks still in the index, and their rows."""
@@ -491,6 +523,22 @@ def _score_fusion(
             sources.add(name)
             fused[cid] = (score + weight * norm, sources)
     return fused
+
+
+def _add_scaled(
+    fused: dict[int, tuple[float, set[str]]], more: dict[int, tuple[float, set[str]]], weight: float
+) -> None:
+    """Add `more`'s scores to `fused`, scaled so that its best gains `weight` × `fused`'s best."""
+    if not more:
+        return
+    top = max(score for score, _ in fused.values())
+    more_top = max(score for score, _ in more.values())
+    if top <= 0 or more_top <= 0:
+        return
+    scale = weight * top / more_top
+    for cid, (score, names) in more.items():
+        have, sources = fused.get(cid, (0.0, set()))
+        fused[cid] = (have + scale * score, sources | names)
 
 
 def cap_per_document(hits: list[Hit], cap: int) -> list[Hit]:

@@ -218,3 +218,27 @@ def aliases_in(query: str, aliases: Iterable[tuple[str, str]]) -> set[str]:
     """Paths whose alias (3+ characters) the query holds whole, case-insensitively."""
     lowered = query.lower()
     return {path for alias, path in aliases if len(alias.strip()) >= 3 and holds_phrase(lowered, alias)}
+
+
+# A clause ends at `;` before a space, at a sentence's end (`.?!`) before a capital or CJK, or at a full-width
+# `；。？！`; a colon does not end one (what follows it often elaborates the topic rather than asking). A
+# clause counts with three words or more, or four CJK characters.
+_CLAUSE_END = re.compile(r"(?<=;)\s+|(?<=[.?!])\s+(?=[A-Z\u3040-\u30ff\u3400-\u9fff])|(?<=[；。？！])\s*")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _is_clause(text: str) -> bool:
+    return len(words(text)) >= 3 or len(_CJK_RUN.findall(text)) >= 4
+
+
+def ask_clause(query: str) -> str | None:
+    """The last clause of a compound question ("Sync skips hidden folders; how do I open that one?"), or None.
+
+    A question in two parts says its context first and what it asks last: the asking clause alone finds the
+    section that answers, which the context's words can outrank (the context often matches the note that
+    links to the answer). None when the query is one clause, or a part is too short to count as one.
+    """
+    parts = [p.strip() for p in _CLAUSE_END.split(query.strip()) if p and p.strip()]
+    if len(parts) < 2 or not all(_is_clause(p) for p in (parts[0], parts[-1])):
+        return None
+    return parts[-1]
