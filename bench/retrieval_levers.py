@@ -17,13 +17,15 @@ default ranking's first 40 (`Searcher.rank`, score fusion, `FUSION_RULE`), so a 
   the source's score, n the share of the query's terms the source lacks that the linked section holds;
   `skip named`, a note the query names by alias lends nothing; `idf`, n weighs each term by its rarity.
   `BM25 cap c`: score fusion's BM25 share for a prose query at most c (`FusionRule.high`, 0.8 now).
+* `asking clause w` (`--ask`): a compound question's last clause (`query.ask_clause`) ranked as a query of
+  its own and added, its best hit gaining `w` × the whole question's best (`hybrid.ASK_WEIGHT`, 0.5 ships).
 * `route`: a question-style query (a question word, 6 words or more) caps BM25's share at 0.4; a keyword
   query (3 words or fewer, no question word) gives it 0.8.
 
 Sets: the four development sets of `retrieval_fusion.py` and `obsidian-help.hard.dev.jsonl` (page
 overviews, paraphrases, identifiers, aliases, answers behind a wikilink); `--test`: the held-out sets.
 
-    .venv/bin/python bench/retrieval_levers.py [--test] [--quick | --new] [--keep DIR]
+    .venv/bin/python bench/retrieval_levers.py [--test] [--quick | --new | --ask] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import retrieval_common as rc
 from ragdown.documents import find_links
 from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import ranked
-from ragdown.search import evidence
+from ragdown.search import evidence, hybrid
 from ragdown.search.hybrid import FUSION_RULE, Hit, Pools, Searcher, SearchOptions, pool_size
 from ragdown.search.linking import folder_resolver
 from ragdown.storage.filter_sql import FileFilter
@@ -48,6 +50,8 @@ from retrieval_fusion import QuestionSet, evaluate, print_set, question_sets
 TOP_K = 10
 QUICK = False  # --quick: only the rows before and now
 NEW_ONLY = False  # --new: the link-evidence variants and BM25 caps, not section 29's levers
+ASK_ONLY = False  # --ask: the asking clause's weights (section 44), no other lever
+ASK_WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 POOL = pool_size(TOP_K)
 QUESTION_WORDS = re.compile(
     r"^(what|how|why|when|where|which|who|can|could|is|are|does|do|should|i|my|is there)\b", re.I
@@ -58,13 +62,25 @@ Lever = Callable[[Searcher, Question, Pools, list[Hit]], list[Hit]]
 
 @contextlib.contextmanager
 def evidence_off() -> Iterator[None]:
-    """While open, score fusion lends no page or link evidence (`search/evidence.py`): the ranking before."""
-    saved = evidence.PAGE_LIFT, evidence.LINK_LIFT
-    evidence.PAGE_LIFT = evidence.LINK_LIFT = 0.0
+    """While open, score fusion lends no page or link evidence (`search/evidence.py`) and adds nothing for a
+    compound question's last clause (`hybrid.ASK_WEIGHT`): the ranking before issue 23."""
+    saved = evidence.PAGE_LIFT, evidence.LINK_LIFT, hybrid.ASK_WEIGHT
+    evidence.PAGE_LIFT = evidence.LINK_LIFT = hybrid.ASK_WEIGHT = 0.0
     try:
         yield
     finally:
-        evidence.PAGE_LIFT, evidence.LINK_LIFT = saved
+        evidence.PAGE_LIFT, evidence.LINK_LIFT, hybrid.ASK_WEIGHT = saved
+
+
+@contextlib.contextmanager
+def ask_weight(weight: float) -> Iterator[None]:
+    """While open, a compound question's last clause adds its ranking at `weight` (`hybrid.ASK_WEIGHT`)."""
+    saved = hybrid.ASK_WEIGHT
+    hybrid.ASK_WEIGHT = weight
+    try:
+        yield
+    finally:
+        hybrid.ASK_WEIGHT = saved
 
 
 def ranked_all(searcher: Searcher, q: Question, pools: Pools, share: float | None = None) -> list[Hit]:
@@ -308,10 +324,20 @@ def run_set(searcher: Searcher, qs: QuestionSet) -> list[dict[str, Any]]:
             lambda q: ranked(searcher, q.question, "dense", SearchOptions(top_k=TOP_K), flt),
         ),
         evaluate(sub, "before (score, FusionRule)", lambda q: base[q.id][:TOP_K]),
-        evaluate(sub, "**now: page 0.1 + links 0.3**", lambda q: shipped[q.id]),
+        evaluate(
+            sub, f"**now: page 0.1 + links 0.3 + asking clause {hybrid.ASK_WEIGHT}**", lambda q: shipped[q.id]
+        ),
         evaluate(sub, "follow 3 (RAGDOWN_FOLLOW_LINKS)", lambda q: follow[q.id]),
     ]
-    for label, switches, cap, idf in [] if QUICK else EVIDENCE_VARIANTS:
+    for weight in ASK_WEIGHTS if ASK_ONLY else ():
+        with ask_weight(weight):
+            variant = {q.id: ranked_all(searcher, q, pools[q.id])[:TOP_K] for q in answerable}
+
+        def asked(q: Question, variant: dict[str, list[Hit]] = variant) -> list[Hit]:
+            return variant[q.id]
+
+        rows.append(evaluate(sub, f"asking clause {weight}", asked))
+    for label, switches, cap, idf in [] if QUICK or ASK_ONLY else EVIDENCE_VARIANTS:
         rule = FUSION_RULE
         if cap is not None:
             rule = replace(FUSION_RULE, high=cap) if cap > 0 else replace(FUSION_RULE, low=-cap)
@@ -325,7 +351,7 @@ def run_set(searcher: Searcher, qs: QuestionSet) -> list[dict[str, Any]]:
             return variant[q.id][:TOP_K]
 
         rows.append(evaluate(sub, label, cached))
-    for label, lever in [] if QUICK or NEW_ONLY else LEVERS:
+    for label, lever in [] if QUICK or NEW_ONLY or ASK_ONLY else LEVERS:
 
         def rank(q: Question, lever: Lever = lever) -> list[Hit]:
             return lever(searcher, q, pools[q.id], base[q.id])[:TOP_K]
@@ -342,9 +368,10 @@ def main() -> None:
     ap.add_argument("--sets", default="", help="comma-separated set names (default: all)")
     ap.add_argument("--quick", action="store_true", help="only BM25, dense, before, now and follow rows")
     ap.add_argument("--new", action="store_true", help="skip section 29's levers (issue 23's second round)")
+    ap.add_argument("--ask", action="store_true", help="only the asking clause's weights (section 44)")
     args = ap.parse_args()
-    global QUICK, NEW_ONLY
-    QUICK, NEW_ONLY = args.quick, args.new
+    global QUICK, NEW_ONLY, ASK_ONLY
+    QUICK, NEW_ONLY, ASK_ONLY = args.quick, args.new, args.ask
     s = rc.settings(args.models)
     sets = question_sets(args.test)
     if not args.test:  # the hard set is development only: it has no held-out half yet
