@@ -32,6 +32,9 @@ QUESTION = "Sync leaves out the file recovery snapshots; where on my Mac are the
         ("Sync settings: how do I choose what syncs", None),  # a colon elaborates, it does not split
         ("what does obsidian://open do", None),
         ("see version 1.2. then restart", None),  # a sentence's end needs a capital after it
+        # a prompt longer than a question: its last sentence is no more the ask than the rest
+        ("Read the sync notes. Check the logs. Compare the plans. Then tell me what to do now.", None),
+        ("Sync leaves out hidden folders " + "and many more things " * 8 + "; where are they kept?", None),
     ],
 )
 def test_the_asking_clause_is_the_last_of_two_or_more(query: str, clause: str | None) -> None:

@@ -231,14 +231,22 @@ def _is_clause(text: str) -> bool:
     return len(words(text)) >= 3 or len(_CJK_RUN.findall(text)) >= 4
 
 
+ASK_MAX_CLAUSES = 3
+ASK_MAX_WORDS = 40
+
+
 def ask_clause(query: str) -> str | None:
     """The last clause of a compound question ("Sync skips hidden folders; how do I open that one?"), or None.
 
     A question in two parts says its context first and what it asks last: the asking clause alone finds the
     section that answers, which the context's words can outrank (the context often matches the note that
-    links to the answer). None when the query is one clause, or a part is too short to count as one.
+    links to the answer). None when the query is one clause, or a part is too short to count as one, or
+    when it is longer than a question (over `ASK_MAX_CLAUSES` clauses or `ASK_MAX_WORDS` words: a prompt
+    the hook reads, whose last sentence is as likely a closing remark as what it asks).
     """
     parts = [p.strip() for p in _CLAUSE_END.split(query.strip()) if p and p.strip()]
-    if len(parts) < 2 or not all(_is_clause(p) for p in (parts[0], parts[-1])):
+    if not 2 <= len(parts) <= ASK_MAX_CLAUSES or len(words(query)) > ASK_MAX_WORDS:
+        return None
+    if not all(_is_clause(p) for p in (parts[0], parts[-1])):
         return None
     return parts[-1]
