@@ -22,8 +22,10 @@ default ranking's first 40 (`Searcher.rank`, score fusion, `FUSION_RULE`), so a 
 * `route`: a question-style query (a question word, 6 words or more) caps BM25's share at 0.4; a keyword
   query (3 words or fewer, no question word) gives it 0.8.
 
-Sets: the four development sets of `retrieval_fusion.py` and `obsidian-help.hard.dev.jsonl` (page
-overviews, paraphrases, identifiers, aliases, answers behind a wikilink); `--test`: the held-out sets.
+Sets: the four development sets of `retrieval_fusion.py`, `obsidian-help.hard.dev.jsonl` (page
+overviews, paraphrases, identifiers, aliases, answers behind a wikilink) and
+`obsidian-help.wikilink2.dev.jsonl` (14 more answers behind a wikilink, "context; question", written after
+section 44's asking clause shipped and before any ranking of them was seen); `--test`: the held-out sets.
 
     .venv/bin/python bench/retrieval_levers.py [--test] [--quick | --new | --ask] [--keep DIR]
 """
@@ -377,6 +379,8 @@ def main() -> None:
     if not args.test:  # the hard set is development only: it has no held-out half yet
         hard = load_questions(rc.QUESTIONS_DIR / "obsidian-help.hard.dev.jsonl")
         sets.insert(3, QuestionSet("obsidian-hard-dev", rc.OBSIDIAN, hard, "lines"))
+        linked = load_questions(rc.QUESTIONS_DIR / "obsidian-help.wikilink2.dev.jsonl")
+        sets.insert(4, QuestionSet("obsidian-wikilink2-dev", rc.OBSIDIAN, linked, "lines"))
     if args.sets:
         sets = [qs for qs in sets if qs.name in args.sets.split(",")]
     machine = rc.machine()
