@@ -85,6 +85,11 @@ def test_rank_fusion_and_one_clause_questions_search_once(docs: Path, open_engin
     searcher = open_engine(docs).require_searcher()
     flt = FileFilter()
     assert searcher.pools("where are the recovery snapshots kept", flt, 40).ask is None
+    # a question naming an identifier leans on its words whole: no second search
+    assert (
+        searcher.pools("Sync skips workspace-mobile.json files; how do I sync that file?", flt, 40).ask
+        is None
+    )
     # rank fusion (the spec's default) reads the whole question only: its ranking is that of no clause pools
     rrf = SearchOptions(top_k=3, fusion="rrf")
     alone = searcher.rank(QUESTION, searcher.pools(QUESTION, flt, 40, ask=False), flt, rrf)

@@ -293,7 +293,10 @@ class Searcher:
     def pools(self, query: str, flt: FileFilter, size: int, *, ask: bool = True) -> Pools:
         """Both retrievers' pools of `size` for `query` under `flt`; with `ask`, a compound question's last
         clause gets its own pools too (`Pools.ask`: score fusion adds what they find, `rank`)."""
-        clause = ask_clause(query) if ask else None
+        # A query that leans on its words (an identifier, CJK an English-only model cannot read) reads its
+        # clauses together: `rank` would add nothing for them, so they cost no second search.
+        leans = names_identifier(query) or (not self.reads_cjk and has_cjk(query))
+        clause = ask_clause(query) if ask and not leans else None
         # BM25 runs in a second thread while the query is embedded and the dense pool scored: SQLite and
         # numpy both release the GIL, so the two pools cost about the slower one, not their sum.
         lexical_future = self._lexical_runner.submit(self.lexical_pool, query, flt, size)
