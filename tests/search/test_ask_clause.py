@@ -32,6 +32,8 @@ QUESTION = "Sync leaves out the file recovery snapshots; where on my Mac are the
         ("Sync settings: how do I choose what syncs", None),  # a colon elaborates, it does not split
         ("what does obsidian://open do", None),
         ("see version 1.2. then restart", None),  # a sentence's end needs a capital after it
+        ("I paid for Sync last week. What should I do?", None),  # the ask says nothing to search on
+        ("Someone sent me a link to claim credit; how do I use it?", None),
         # a prompt longer than a question: its last sentence is no more the ask than the rest
         ("Read the sync notes. Check the logs. Compare the plans. Then tell me what to do now.", None),
         ("Sync leaves out hidden folders " + "and many more things " * 8 + "; where are they kept?", None),

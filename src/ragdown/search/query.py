@@ -233,6 +233,7 @@ def _is_clause(text: str) -> bool:
 
 ASK_MAX_CLAUSES = 3
 ASK_MAX_WORDS = 40
+ASK_MIN_TERMS = 2
 
 
 def ask_clause(query: str) -> str | None:
@@ -242,11 +243,17 @@ def ask_clause(query: str) -> str | None:
     section that answers, which the context's words can outrank (the context often matches the note that
     links to the answer). None when the query is one clause, or a part is too short to count as one, or
     when it is longer than a question (over `ASK_MAX_CLAUSES` clauses or `ASK_MAX_WORDS` words: a prompt
-    the hook reads, whose last sentence is as likely a closing remark as what it asks).
+    the hook reads, whose last sentence is as likely a closing remark as what it asks), or when the asking
+    clause holds fewer than `ASK_MIN_TERMS` words that carry meaning.
     """
     parts = [p.strip() for p in _CLAUSE_END.split(query.strip()) if p and p.strip()]
     if not 2 <= len(parts) <= ASK_MAX_CLAUSES or len(words(query)) > ASK_MAX_WORDS:
         return None
     if not all(_is_clause(p) for p in (parts[0], parts[-1])):
         return None
-    return parts[-1]
+    # "What should I do?" or "how do I use it?" says too little to be searched on its own: the clause must hold
+    # two words that carry meaning (not `STOP_WORDS`), or CJK text.
+    ask = parts[-1]
+    if sum(w not in STOP_WORDS for w in words(ask)) < ASK_MIN_TERMS and not has_cjk(ask):
+        return None
+    return ask
