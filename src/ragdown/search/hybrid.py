@@ -293,10 +293,9 @@ class Searcher:
     def pools(self, query: str, flt: FileFilter, size: int, *, ask: bool = True) -> Pools:
         """Both retrievers' pools of `size` for `query` under `flt`; with `ask`, a compound question's last
         clause gets its own pools too (`Pools.ask`: score fusion adds what they find, `rank`)."""
-        # A query that leans on its words (an identifier, CJK an English-only model cannot read) reads its
-        # clauses together: `rank` would add nothing for them, so they cost no second search.
-        leans = names_identifier(query) or (not self.reads_cjk and has_cjk(query))
-        clause = ask_clause(query) if ask and not leans else None
+        # A query that leans on its words reads its clauses together: `rank` would add nothing for them, so
+        # they cost no second search.
+        clause = ask_clause(query) if ask and not self.leans_on_words(query) else None
         # BM25 runs in a second thread while the query is embedded and the dense pool scored: SQLite and
         # numpy both release the GIL, so the two pools cost about the slower one, not their sum.
         lexical_future = self._lexical_runner.submit(self.lexical_pool, query, flt, size)
@@ -319,7 +318,7 @@ class Searcher:
             return 1.0
         if routed:
             return rule.routed
-        if rule.unread is not None and not self.reads_cjk and has_cjk(query):
+        if rule.unread is not None and self._unread(query):
             return rule.unread
         top_bm25, top_dense = pools.lexical[0][0], pools.dense[0][0]
         records = self.store.chunks_by_id([top_bm25, top_dense])
@@ -338,12 +337,11 @@ class Searcher:
     ) -> list[Hit]:
         """Fuse `pools` (`opts.fusion`, `rule` for score fusion) into the hits of `query`, best first."""
         dense, qvec = pools.dense, pools.qvec
-        fused, leans_on_words = self._fuse(query, pools, flt, opts, rule)
+        fused = self._fuse(query, pools, flt, opts, rule)
         # A compound question's last clause, ranked as a query of its own, adds its ranking: its best hit gains
         # `ASK_WEIGHT` of the whole question's best (score fusion, a prose question).
-        if opts.fusion == "score" and pools.ask is not None and fused and not leans_on_words:
-            asked, _ = self._fuse(pools.ask.clause, pools.ask, flt, opts, rule)
-            _add_scaled(fused, asked, ASK_WEIGHT)
+        if opts.fusion == "score" and pools.ask is not None and fused and not self.leans_on_words(query):
+            _add_scaled(fused, self._fuse(pools.ask.clause, pools.ask, flt, opts, rule), ASK_WEIGHT)
         ranked = sorted(fused, key=lambda cid: -fused[cid][0])
         # Only the hits that will be shown need their rows, unless the per-document cap reorders them all.
         order, records = self._records(ranked, None if opts.max_per_document > 0 else opts.top_k)
@@ -367,14 +365,21 @@ class Searcher:
             hits = self._follow_links(hits, qvec, flt, opts)
         return hits[: opts.top_k]
 
+    def leans_on_words(self, query: str) -> bool:
+        """Whether score fusion routes `query` to its words: an identifier, a single term, or CJK an
+        English-only model cannot read (BM25 gets `FusionRule.routed` / `unread`; no evidence is lent)."""
+        return self._unread(query) or names_identifier(query) or is_single_term(query)
+
+    def _unread(self, query: str) -> bool:
+        return not self.reads_cjk and has_cjk(query)
+
     def _fuse(
         self, query: str, pools: Pools, flt: FileFilter, opts: SearchOptions, rule: FusionRule
-    ) -> tuple[dict[int, tuple[float, set[str]]], bool]:
-        """`query`'s candidates and fused scores, boosts and evidence lent; and whether the query leans on its
-        words (routed: an identifier, a single term, or CJK an English-only model cannot read)."""
+    ) -> dict[int, tuple[float, set[str]]]:
+        """`query`'s candidates and fused scores, with boosts and evidence lent."""
         dense, lexical, qvec = pools.dense, pools.lexical, pools.qvec
         routed = names_identifier(query)
-        unread = not self.reads_cjk and has_cjk(query)
+        unread = self._unread(query)
         if opts.fusion == "score":
             routed = routed or is_single_term(query)
             share = self.lexical_share(query, pools, rule, routed=routed)
@@ -401,7 +406,7 @@ class Searcher:
                 lend_link_evidence(
                     self.store, self.matrix, qvec, dense[0][1], flt, fused, query, frozenset(boosted)
                 )
-        return fused, routed or unread
+        return fused
 
     def _records(self, ranked: list[int], want: int | None) -> tuple[list[int], dict[int, ChunkRecord]]:
         """The first `want` (or all) ranked chunks still in the index, and their rows."""

@@ -224,11 +224,10 @@ def aliases_in(query: str, aliases: Iterable[tuple[str, str]]) -> set[str]:
 # `；。？！`; a colon does not end one (what follows it often elaborates the topic rather than asking). A
 # clause counts with three words or more, or four CJK characters.
 _CLAUSE_END = re.compile(r"(?<=;)\s+|(?<=[.?!])\s+(?=[A-Z\u3040-\u30ff\u3400-\u9fff])|(?<=[；。？！])\s*")
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _is_clause(text: str) -> bool:
-    return len(words(text)) >= 3 or len(_CJK_RUN.findall(text)) >= 4
+    return len(words(text)) >= 3 or sum(map(is_cjk, text)) >= 4
 
 
 ASK_MAX_CLAUSES = 3
