@@ -83,15 +83,14 @@ def load(name: str) -> Embedder:
 
 def question_sets(english: bool) -> list[tuple[Path, list[tuple[str, list[Question], Rule]]]]:
     """Each corpus with its question sets (name, questions, grading rule)."""
+
+    def by_lines(names: Sequence[str]) -> list[tuple[str, list[Question], Rule]]:
+        return [(n, load_questions(rc.QUESTIONS_DIR / f"{n}.jsonl"), "lines") for n in names]
+
     if not english:
-        return [
-            (rc.OBSIDIAN_ZH, [(n, load_questions(rc.QUESTIONS_DIR / f"{n}.jsonl"), "lines") for n in SETS])
-        ]
+        return [(rc.OBSIDIAN_ZH, by_lines(SETS))]
     runbooks = rc.runbooks_questions([*rc.MAIN_TYPES, *rc.RRF_TYPES])
-    return [
-        (rc.OBSIDIAN, [(n, load_questions(rc.QUESTIONS_DIR / f"{n}.jsonl"), "lines") for n in ENGLISH_SETS]),
-        (rc.RUNBOOKS_CORPUS, [("runbooks", runbooks, "heading")]),
-    ]
+    return [(rc.OBSIDIAN, by_lines(ENGLISH_SETS)), (rc.RUNBOOKS_CORPUS, [("runbooks", runbooks, "heading")])]
 
 
 def main() -> None:

@@ -96,3 +96,7 @@ def test_rank_fusion_and_one_clause_questions_search_once(docs: Path, open_engin
     rrf = SearchOptions(top_k=3, fusion="rrf")
     alone = searcher.rank(QUESTION, searcher.pools(QUESTION, flt, 40, ask=False), flt, rrf)
     assert [h.chunk.id for h in searcher.search(QUESTION, flt, rrf)] == [h.chunk.id for h in alone]
+    # and given a clause's pools, rank fusion still leaves them out
+    asked = searcher.pools(QUESTION, flt, 40)
+    assert asked.ask is not None
+    assert [h.chunk.id for h in searcher.rank(QUESTION, asked, flt, rrf)] == [h.chunk.id for h in alone]
